@@ -1,0 +1,43 @@
+"""`mlx-vjpcheck run`: every catalog scenario on every available device."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import atomic, catalog, cli, environment, report, results, rundir, runner, selection
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="run the differential suite and write results.json")
+    p.add_argument("--device", choices=("cpu", "gpu", "all"),
+                   help="default: $MLX_VJPCHECK_DEVICE or all available")
+    p.add_argument("--filter", metavar="PATTERN", help="glob or substring of scenario names")
+    p.add_argument("--out", metavar="DIR", default="artifacts/run", help="run directory")
+    p.set_defaults(func=main)
+
+
+def resolve_devices(requested):
+    try:
+        from . import devices
+        return devices.resolve(requested)
+    except ImportError:
+        raise cli.UsageError("mlx is not installed: pip install 'mlx[cpu]' (Linux) or mlx (macOS)")
+    except devices.DeviceError as e:
+        raise cli.UsageError(str(e))
+
+
+def main(args) -> int:
+    chosen = selection.select(catalog.catalog(), args.filter)
+    if not chosen:
+        raise cli.UsageError(f"no scenario matches --filter {args.filter!r}")
+    devs = resolve_devices(args.device)
+    try:
+        rundir.check_target(args.out)
+    except rundir.OutDirError as e:
+        raise cli.UsageError(str(e))
+    with report.progress(len(chosen) * len(devs)) as tick:
+        records = runner.run(chosen, devs, on_record=tick)
+    data = results.build(chosen, records, environment.record(devs))
+    with rundir.staged(args.out) as tmp:
+        atomic.write_json(Path(tmp) / "results.json", data)
+    report.print_summary(records, data["summary"], args.out)
+    return results.exit_code(records)

@@ -1,0 +1,55 @@
+"""What the evidence was produced on: versions, platform, compiler, devices."""
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+
+BACKEND_PACKAGES = ("mlx", "mlx-cpu", "mlx-metal", "mlx-cuda", "mlx-cuda13", "mlx-cuda12")
+
+
+def _version(dist: str):
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _first_line(cmd) -> str | None:
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr).strip() else None
+
+
+def git_commit(path) -> str | None:
+    if not path:
+        return None
+    line = _first_line(["git", "-C", str(path), "rev-parse", "HEAD"])
+    return line if line and len(line) == 40 else None
+
+
+def record(devices=None, mlx_checkout=None) -> dict:
+    env = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "numpy": _version("numpy"),
+        "packages": {p: v for p in BACKEND_PACKAGES if (v := _version(p))},
+        "compiler": _first_line(["c++", "--version"]),
+        "mlx_checkout_commit": git_commit(mlx_checkout),
+    }
+    try:
+        import mlx.core as mx
+        env["mlx"] = mx.__version__
+    except ImportError:
+        env["mlx"] = None
+    if devices:
+        from . import devices as dev
+        env["devices"] = {d: dev.backend(d) for d in devices}
+    return env

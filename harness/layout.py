@@ -1,0 +1,41 @@
+"""Turn a scenario Tensor into its logical value (numpy only).
+
+The same view list is replayed with mlx ops by the executor, so MLX sees a
+genuine view onto the storage while the reference sees only the logical value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+VIEW_OPS = ("slice", "transpose", "reshape", "broadcast_to")
+
+
+def storage(t, dtype=np.float64) -> np.ndarray:
+    arr = np.asarray(t.values, dtype=dtype)
+    if arr.size != int(np.prod(t.shape, dtype=np.int64)):
+        raise ValueError(f"{arr.size} values do not fill shape {tuple(t.shape)}")
+    return arr.reshape(tuple(t.shape))
+
+
+def slices(view) -> tuple:
+    return tuple(slice(*spec) for spec in view["index"])
+
+
+def apply_view(arr, view, xp=np):
+    op = view["op"]
+    if op == "slice":
+        return arr[slices(view)]
+    if op == "transpose":
+        return xp.transpose(arr, tuple(view["axes"]))
+    if op == "reshape":
+        return xp.reshape(arr, tuple(view["shape"]))
+    if op == "broadcast_to":
+        return xp.broadcast_to(arr, tuple(view["shape"]))
+    raise ValueError(f"unknown view op {op!r} (known: {', '.join(VIEW_OPS)})")
+
+
+def logical(t, dtype=np.float64) -> np.ndarray:
+    arr = storage(t, dtype)
+    for view in t.views:
+        arr = apply_view(arr, view)
+    return np.array(arr, dtype=dtype)  # a contiguous copy: the reference never sees storage
