@@ -36,8 +36,10 @@ def main(args) -> int:
         raise cli.UsageError(str(e))
     with report.progress(len(chosen) * len(devs)) as tick:
         records = runner.run(chosen, devs, on_record=tick)
-    data = results.build(chosen, records, environment.record(devs))
+    env = environment.record(devs)
+    data = results.build(chosen, records, env)
     with rundir.staged(args.out) as tmp:
         atomic.write_json(Path(tmp) / "results.json", data)
+        atomic.write_json(Path(tmp) / "environment.json", env)
     report.print_summary(records, data["summary"], args.out)
     return results.exit_code(records)
