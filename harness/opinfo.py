@@ -65,6 +65,17 @@ def register(info: OpInfo) -> OpInfo:
     return info
 
 
+PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"
+
+
+def load_plugins() -> None:
+    """Import the comma-separated modules in $MLX_VJPCHECK_PLUGINS; each calls register()."""
+    import importlib
+    import os
+    for mod in filter(None, os.environ.get(PLUGINS_ENV, "").split(",")):
+        importlib.import_module(mod.strip())
+
+
 def get(name: str) -> OpInfo:
     try:
         return OPS[name]

@@ -17,7 +17,8 @@ def _emit(obj) -> None:
 
 def main(argv=None) -> int:
     path, device, start = (argv or sys.argv[1:])[:3]
-    from . import devices, execute, scenario
+    from . import devices, execute, opinfo, scenario
+    opinfo.load_plugins()
     with open(path, encoding="utf-8") as fh:
         scenarios = scenario.load_catalog(fh.read())
     devices.select(device)
