@@ -18,8 +18,7 @@ SUBCOMMANDS = {
 }
 
 
-class UsageError(Exception):
-    """One clear line, exit 2."""
+from .errors import UsageError  # noqa: E402  re-exported for subcommands
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import atomic, catalog, cli, environment, report, results, rundir, runner, selection
+from . import atomic, catalog, environment, report, results, rundir, runner, selection
+from .errors import UsageError
 
 
 def add_parser(sub, name):
@@ -20,20 +21,20 @@ def resolve_devices(requested):
         from . import devices
         return devices.resolve(requested)
     except ImportError:
-        raise cli.UsageError("mlx is not installed: pip install 'mlx[cpu]' (Linux) or mlx (macOS)")
+        raise UsageError("mlx is not installed: pip install 'mlx[cpu]' (Linux) or mlx (macOS)")
     except devices.DeviceError as e:
-        raise cli.UsageError(str(e))
+        raise UsageError(str(e))
 
 
 def main(args) -> int:
     chosen = selection.select(catalog.catalog(), args.filter)
     if not chosen:
-        raise cli.UsageError(f"no scenario matches --filter {args.filter!r}")
+        raise UsageError(f"no scenario matches --filter {args.filter!r}")
     devs = resolve_devices(args.device)
     try:
         rundir.check_target(args.out)
     except rundir.OutDirError as e:
-        raise cli.UsageError(str(e))
+        raise UsageError(str(e))
     with report.progress(len(chosen) * len(devs)) as tick:
         records = runner.run(chosen, devs, on_record=tick)
     env = environment.record(devs)

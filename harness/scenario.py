@@ -29,7 +29,7 @@ class Tensor:
 
     def to_dict(self) -> dict:
         return {"values": list(self.values), "shape": list(self.shape),
-                "dtype": self.dtype, "views": [dict(v) for v in self.views]}
+                "dtype": self.dtype, "views": json.loads(json.dumps(list(self.views)))}
 
     @staticmethod
     def from_dict(d: dict) -> "Tensor":

@@ -1,0 +1,49 @@
+"""Shared fixtures. MLX-version-dependent assertions use PINNED_MLX only."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PINNED_MLX = "0.32.4"
+
+
+def mlx_version():
+    try:
+        import mlx.core as mx
+    except ImportError:
+        return None
+    return mx.__version__
+
+
+def needs_pinned_mlx():
+    v = mlx_version()
+    return pytest.mark.skipif(v != PINNED_MLX,
+                              reason=f"asserts MLX {PINNED_MLX}'s known verdicts; installed: {v}")
+
+
+def run_cli(*args, env=None, cwd=ROOT, timeout=300):
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, args)], cwd=cwd,
+                          env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def fake_mlx_path(tmp_path):
+    """A PYTHONPATH entry whose `mlx` package fails to import, as on a machine without MLX."""
+    pkg = tmp_path / "nomlx" / "mlx"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise ImportError('mlx hidden for this test')\n")
+    return str(pkg.parent)
+
+
+@pytest.fixture(scope="session")
+def full_run(tmp_path_factory):
+    """One `mlx-vjpcheck run` of the whole catalog on CPU, shared by the tests that read it."""
+    out = tmp_path_factory.mktemp("run") / "out"
+    proc = run_cli("run", "--device", "cpu", "--out", out)
+    return proc, out

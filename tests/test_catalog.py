@@ -1,0 +1,74 @@
+"""The catalog as data: coverage of the report's families, flags, round trips,
+and defect tags that agree with an independent structural rule."""
+import json
+import math
+
+import numpy as np
+
+from harness import catalog, expect, layout, scenario
+
+CAT = catalog.catalog()
+
+
+def test_every_scenario_runs_with_both_flags():
+    base = {}
+    for s in CAT:
+        stem, flag = s.name.rsplit("/", 1)
+        assert flag == ("sorted" if s.sorted_indices else "unsorted")
+        base.setdefault(stem, set()).add(s.sorted_indices)
+    assert all(v == {True, False} for v in base.values())
+
+
+def test_report_families_are_covered():
+    families = {s.family for s in CAT}
+    assert {"left_repeat", "left_omit", "identity", "right_sorted", "broadcast", "strided",
+            "cotangent", "matmul", "loss", "backing_tail", "quantized",
+            "both_explicit"} <= families
+    names = " ".join(s.name for s in CAT)
+    for needle in ("wrt_a", "wrt_b", "joint", "negative_cotangent", "zero_cotangent",
+                   "qmm4/", "qmm8/", "wrt_x", "wrt_scales", "wrt_biases", "backing_tail/pos",
+                   "backing_tail/neg", "pair_loss/hessian"):
+        assert needle in names, needle
+    assert any(s.fd_step for s in CAT if s.op == "gather_qmm")
+    assert any(any(v["op"] == "transpose" for v in s.operands["a"].views) for s in CAT if s.op == "gather_mm")
+
+
+def test_json_round_trip_is_lossless():
+    text = scenario.dump_catalog(CAT)
+    again = scenario.load_catalog(json.loads(text))
+    assert [s.to_dict() for s in again] == [s.to_dict() for s in CAT]
+
+
+def _batch(s, operand):
+    return math.prod(layout.logical(s.operands[operand]).shape[:-2])
+
+
+def _predicted_tags(s) -> set:
+    """Independent structural rule for where the sorted fast path is invalid."""
+    left, right = s.lhs_indices, s.rhs_indices
+    if not s.sorted_indices or (left is None) == (right is None):
+        return set()            # the flag only bites with exactly one index array
+    lhs_op = "a" if s.op == "gather_mm" else "x"
+    tags = set()
+    if any(len(t.shape) > 1 for t in (left, right) if t is not None):
+        tags.add("rank2")
+    if left is not None:
+        ids = list(left.values)
+        if ids != list(range(_batch(s, lhs_op))):
+            tags.add("left")
+    products = len((left or right).values)
+    if _batch(s, lhs_op) < products and set(s.wrt) - {lhs_op}:
+        tags.add("broadcast")
+    return tags
+
+
+def test_defect_tags_agree_with_the_structural_rule():
+    for s in CAT:
+        assert bool(_predicted_tags(s)) == s.expects_defect, s.name
+
+
+def test_expected_values_exist_for_every_scenario():
+    for s in CAT:
+        exp = expect.expected(s)
+        assert all(np.all(np.isfinite(v)) for v in exp.values()), s.name
+        assert {f"grad:{w}" for w in s.wrt} <= set(exp)
