@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import atomic, catalog, environment, report, results, rundir, runner, selection
+from . import atomic, catalog, devices, environment, report, results, rundir, runner, selection
 from .errors import UsageError
 
 
@@ -18,7 +18,6 @@ def add_parser(sub, name):
 
 def resolve_devices(requested):
     try:
-        from . import devices
         return devices.resolve(requested)
     except ImportError:
         raise UsageError("mlx is not installed: pip install 'mlx[cpu]' (Linux) or mlx (macOS)")
@@ -38,9 +37,12 @@ def main(args) -> int:
     with report.progress(len(chosen) * len(devs)) as tick:
         records = runner.run(chosen, devs, on_record=tick)
     env = environment.record(devs)
+    env["skipped_devices"] = devices.skipped(devs)
     data = results.build(chosen, records, env)
     with rundir.staged(args.out) as tmp:
         atomic.write_json(Path(tmp) / "results.json", data)
         atomic.write_json(Path(tmp) / "environment.json", env)
     report.print_summary(records, data["summary"], args.out)
+    for dev, why in env["skipped_devices"].items():
+        report.console().print(f"{dev}: skipped ({why})")
     return results.exit_code(records)

@@ -33,6 +33,15 @@ def backend(device: str) -> str:
     return "gpu"
 
 
+def skipped(chosen: list) -> dict:
+    """Devices not run, each with the reason, for the evidence record."""
+    reasons = {}
+    if "gpu" not in chosen:
+        reasons["gpu"] = ("not requested" if "gpu" in available()
+                          else "no Metal or CUDA backend in this MLX build")
+    return reasons
+
+
 def resolve(requested: str | None) -> list:
     requested = requested or os.environ.get(ENV_VAR) or "all"
     have = available()
