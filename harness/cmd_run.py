@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import atomic, catalog, devices, environment, report, results, rundir, runner, selection
+from . import atomic, catalog, devices, environment, junit, report, results, rundir, runner, selection
 from .errors import UsageError
 
 
@@ -13,6 +13,8 @@ def add_parser(sub, name):
                    help="default: $MLX_VJPCHECK_DEVICE or all available")
     p.add_argument("--filter", metavar="PATTERN", help="glob or substring of scenario names")
     p.add_argument("--out", metavar="DIR", default="artifacts/run", help="run directory")
+    p.add_argument("--junitxml", metavar="FILE",
+                   help="also write JUnit XML here: one testcase per scenario and device")
     p.set_defaults(func=main)
 
 
@@ -34,6 +36,8 @@ def main(args) -> int:
         rundir.check_target(args.out)
     except rundir.OutDirError as e:
         raise UsageError(str(e))
+    if args.junitxml and Path(args.junitxml).is_dir():
+        raise UsageError(f"--junitxml {args.junitxml} is a directory")
     with report.progress(len(chosen) * len(devs)) as tick:
         records = runner.run(chosen, devs, on_record=tick)
     env = environment.record(devs)
@@ -42,6 +46,8 @@ def main(args) -> int:
     with rundir.staged(args.out) as tmp:
         atomic.write_json(Path(tmp) / "results.json", data)
         atomic.write_json(Path(tmp) / "environment.json", env)
+    if args.junitxml:
+        junit.write(args.junitxml, records, {"mlx": env.get("mlx"), "results": f"{args.out}/results.json"})
     report.print_summary(records, data["summary"], args.out)
     for dev, why in env["skipped_devices"].items():
         report.console().print(f"{dev}: skipped ({why})")
