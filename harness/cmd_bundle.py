@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import atomic, bundle, cli, manifest
+from . import atomic, bundle, manifest
+from .errors import UsageError
 from .validate_load import BadInput
 
 
@@ -21,9 +22,9 @@ def _out_path(args) -> Path:
     src = Path(args.dir)
     out = Path(args.out) if args.out else src.parent / (src.resolve().name + ".zip")
     if src.is_dir() and src.resolve() in out.resolve().parents:
-        raise cli.UsageError(f"--out {out} lies inside {src}: the bundle would bundle itself")
+        raise UsageError(f"--out {out} lies inside {src}: the bundle would bundle itself")
     if out.is_dir():
-        raise cli.UsageError(f"--out {out} is a directory")
+        raise UsageError(f"--out {out} is a directory")
     return out
 
 
@@ -32,7 +33,7 @@ def main(args) -> int:
     try:
         data, count = bundle.build(args.dir, run_probes=not args.skip_probes)
     except BadInput as e:
-        raise cli.UsageError(str(e))
+        raise UsageError(str(e))
     except bundle.NotValid as e:
         print("\n".join(e.lines))
         print(f"mlx-vjpcheck bundle: {e}; nothing written", file=sys.stderr)

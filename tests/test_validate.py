@@ -1,0 +1,209 @@
+"""validate_artifacts.py: clean evidence passes, bad input exits 2, no mlx on the path,
+and each record-level rule rejects its negative control."""
+import copy
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import evidence_fixtures as fx
+from harness import checks, validate_records
+from harness.validate_group import Group
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("evidence")
+    return {"run": fx.run_dir(root / "run"), "native": fx.native_dir(root / "native"),
+            "fuzz": fx.fuzz_dir(root / "fuzz")}
+
+
+@pytest.fixture
+def copy_of(template, tmp_path):
+    def make(kind):
+        return Path(shutil.copytree(template[kind], tmp_path / kind))
+    return make
+
+
+@pytest.mark.parametrize("kind", ["run", "native", "fuzz"])
+def test_clean_evidence_validates(template, kind):
+    rc, out, err = fx.check(template[kind])
+    assert rc == 0, out + err
+    lines = out.splitlines()
+    assert lines[0].startswith("manifest: ") and lines[0].endswith(" files ok")
+    ok, total = lines[-1].split()[0].split("/")
+    assert lines[-1].endswith("checks passed") and ok == total and int(total) > 0
+
+
+def test_run_output_names_each_group(template):
+    out = fx.check(template["run"])[1]
+    assert "results.json: recomputed 6 records, " in out
+    assert "environment.json: " in out
+
+
+def test_no_mlx_import_in_process(template):
+    # A fresh interpreter: other test modules in this one may have imported mlx.
+    code = ("import sys; from harness.validate import main; rc = main([sys.argv[1]]); "
+            "assert 'mlx' not in sys.modules, 'mlx imported'; sys.exit(rc)")
+    import subprocess
+    p = subprocess.run([sys.executable, "-c", code, str(template["run"])], capture_output=True,
+                       text=True, cwd=Path(__file__).resolve().parent.parent, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_validates_with_mlx_unimportable(template, tmp_path):
+    fake = tmp_path / "shadow" / "mlx"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('mlx is not available here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(fake.parent),
+                                                                     os.environ.get("PYTHONPATH")])))
+    for kind in ("run", "native", "fuzz"):
+        rc, out, err = fx.validate(template[kind], env=env)
+        assert rc == 0, out + err
+
+
+def _bad_input_cases(tmp_path, template):
+    plain = tmp_path / "plain.txt"
+    plain.write_text("not evidence\n")
+    fake_zip = tmp_path / "fake.zip"
+    fake_zip.write_bytes(b"PK\x03\x04 truncated")
+    no_manifest = Path(shutil.copytree(template["run"], tmp_path / "nomanifest"))
+    (no_manifest / "MANIFEST.sha256").unlink()
+    unknown = tmp_path / "unknown"
+    unknown.mkdir()
+    (unknown / "notes.txt").write_text("hello\n")
+    fx.rewrite_manifest(unknown)
+    return {"missing": (tmp_path / "nope", "no such file"), "plain": (plain, "neither a directory nor a zip"),
+            "fake_zip": (fake_zip, "neither a directory nor a zip"),
+            "no_manifest": (no_manifest, "no MANIFEST.sha256"), "unknown": (unknown, "unknown layout")}
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path, template):
+    for name, (path, reason) in _bad_input_cases(tmp_path, template).items():
+        rc, out, err = fx.validate(path)
+        assert rc == 2, (name, out, err)
+        assert len(err.strip().splitlines()) == 1 and reason in err, (name, err)
+        assert "Traceback" not in err
+
+
+# --- record rules, each with a negative control -------------------------------------------
+
+def _failing_record(data):
+    return next(r for r in data["records"] if r["status"] == "fail")
+
+
+def _record_failures(data, rec):
+    g = Group("t")
+    validate_records.check_record(g, "rec", data["scenarios"][rec["scenario"]], rec,
+                                  validate_records.Recomputer())
+    return g
+
+
+def test_untouched_records_pass():
+    data = fx.results_data()
+    for rec in data["records"]:
+        g = _record_failures(data, rec)
+        assert g.passed, g.failures
+
+
+def _tamper_cases():
+    def expected(rec):
+        rec["checks"][1]["expected"][0][0][0] += 0.5
+
+    def widen(rec):   # a tolerance wide enough to pass the defect
+        for c in rec["checks"]:
+            c["atol"], c["passed"], c["reason"] = 100.0, True, "ok"
+        rec["status"] = "pass"
+
+    def flip_observed(rec):   # observed now equals the reference, verdict left as fail
+        c = next(c for c in rec["checks"] if c["name"] == "grad:a")
+        c["observed"] = copy.deepcopy(c["expected"])
+
+    def claim_pass(rec):
+        rec["status"] = "pass"
+
+    def drop_failing_checks(rec):
+        rec["checks"] = [c for c in rec["checks"] if c["passed"]]
+        rec["status"] = "pass"
+
+    def extra_check(rec):
+        rec["checks"].append(dict(rec["checks"][0], name="grad:zz"))
+
+    def fd_values(rec):   # finite differences forged to agree with the wrong gradient
+        c = next(c for c in rec["checks"] if c["name"] == "fd:a")
+        rec["fd"]["fd:a"] = copy.deepcopy(c["observed"])
+        c["expected"] = copy.deepcopy(c["observed"])
+        c["passed"], c["reason"] = True, "ok"
+
+    def tags(rec):
+        rec["expects_defect"] = False
+
+    return {"expected": (expected, "recorded expected values differ"),
+            "tolerance": (widen, "differs from the table"),
+            "observed": (flip_observed, "recorded passed=False but recomputation gives True"),
+            "status": (claim_pass, "recorded status 'pass' but the checks give 'fail'"),
+            "dropped": (drop_failing_checks, "checks missing for"),
+            "extra": (extra_check, "unexpected checks"),
+            "fd": (fd_values, "finite differences disagree with the reference gradient"),
+            "tags": (tags, "expects_defect does not follow")}
+
+
+@pytest.mark.parametrize("case", sorted(_tamper_cases()))
+def test_record_tamper_rejected(case):
+    fn, reason = _tamper_cases()[case]
+    data = fx.results_data()
+    rec = _failing_record(data)
+    fn(rec)
+    g = _record_failures(data, rec)
+    assert not g.passed
+    assert any(reason in f for f in g.failures), g.failures
+
+
+def test_error_record_with_passing_claim_rejected():
+    data = fx.results_data()
+    rec = next(r for r in data["records"] if r["status"] == "error")
+    good = next(r for r in data["records"] if r["status"] == "pass")
+    rec["checks"] = copy.deepcopy(good["checks"])
+    g = _record_failures(data, rec)
+    assert any("status error but a check claims to pass" in f for f in g.failures), g.failures
+
+
+def test_crashed_record_without_error_rejected():
+    data = fx.results_data()
+    rec = next(r for r in data["records"] if r["status"] == "crashed")
+    rec["error"] = None
+    g = _record_failures(data, rec)
+    assert any("status crashed without an error message" in f for f in g.failures), g.failures
+
+
+def test_tolerance_table_is_what_records_are_held_to():
+    data = fx.results_data()
+    rec = _failing_record(data)
+    assert all((c["atol"], c["rtol"]) == checks.tolerance("float32", c["kind"]) for c in rec["checks"])
+
+
+def test_summary_and_duplicates_rejected():
+    data = fx.results_data()
+    data["summary"]["fail"] += 1
+    data["records"].append(copy.deepcopy(data["records"][0]))
+    g = Group("t")
+    validate_records.check_results(g, "results.json", data, validate_records.Recomputer())
+    assert any("duplicate record" in f for f in g.failures)
+    assert any("summary" in f and "does not match the records" in f for f in g.failures)
+
+
+def test_scenario_shared_by_records_is_computed_once(monkeypatch):
+    data = fx.results_data()
+    calls = []
+    real = validate_records.expect.expected
+    monkeypatch.setattr(validate_records.expect, "expected", lambda s: calls.append(s.name) or real(s))
+    extra = copy.deepcopy(data["records"][0])
+    extra["device"] = "other"
+    data["records"].append(extra)
+    data["summary"] = validate_records.results.summary(data["records"])
+    g = Group("t")
+    validate_records.check_results(g, "results.json", data, validate_records.Recomputer())
+    assert g.passed, g.failures
+    assert len(calls) == len(data["scenarios"]) and len(set(calls)) == len(calls)
