@@ -8,7 +8,6 @@ Nothing here imports mlx.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -83,15 +82,18 @@ def _crash_record(name: str, rc: int, stderr: str) -> dict:
             "status": verdict.status([], crashed=True), "seconds": None}
 
 
-def _one_process(binary, input_path, names, start, run: NativeRun, env, cwd) -> int:
+def _subprocess(argv, env=None, cwd=None):
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _one_process(binary, input_path, names, start, run: NativeRun, execute) -> int:
     argv = [str(binary), str(input_path)] + ([str(start)] if start else [])
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd)
-    run.commands.append({"argv": argv, "exit_code": proc.returncode,
-                         "seconds": round(time.perf_counter() - t0, 3),
-                         "stdout": proc.stdout, "stderr": proc.stderr})
+    rc, stdout, stderr = execute(argv)
+    run.commands.append({"argv": argv, "exit_code": rc, "seconds": round(time.perf_counter() - t0, 3)})
     current = None
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         msg = json.loads(line)
         if "start" in msg:
             current = msg["start"]
@@ -102,23 +104,23 @@ def _one_process(binary, input_path, names, start, run: NativeRun, env, cwd) -> 
             run.records.append(msg["record"])
             current = None
     if current is None:
-        if proc.returncode != 0:   # died outside any scenario: a broken binary, not a case
-            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise NativeError(f"{binary} failed before running a scenario "
-                              f"(exit {proc.returncode}): {tail}")
+        if rc != 0:   # died outside any scenario: a broken binary, not a case
+            tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise NativeError(f"{binary} failed before running a scenario (exit {rc}): {tail}")
         return len(names)
-    run.records.append(_crash_record(names[current], proc.returncode, proc.stderr))
+    run.records.append(_crash_record(names[current], rc, stderr))
     return current + 1
 
 
-def run_binary(binary, input_path, env=None, cwd=None) -> NativeRun:
-    """Run every scenario of input_path, restarting after the one that crashed."""
+def run_binary(binary, input_path, execute=None) -> NativeRun:
+    """Run every scenario of input_path, restarting after the one that crashed.
+
+    `execute(argv) -> (returncode, stdout, stderr)` lets a caller record each process."""
     with open(input_path, encoding="utf-8") as fh:
         names = [s["name"] for s in json.load(fh)["scenarios"]]
-    env = dict(os.environ if env is None else env)
     run, start = NativeRun(), 0
     while start < len(names):
-        start = _one_process(binary, input_path, names, start, run, env, cwd)
+        start = _one_process(binary, input_path, names, start, run, execute or _subprocess)
     return run
 
 

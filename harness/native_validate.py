@@ -1,0 +1,345 @@
+"""build_and_test.py: the native suite against pristine and patched translation units.
+
+Given a checkout and its existing static CMake build: apply the patch to copies
+of the touched units, compile each unit pristine and patched with the exact
+flags of compile_commands.json (in parallel), link the suite's objects (cached)
+and the unit ahead of the static archive twice, run both binaries, and write
+every command with its exit code, time and logs, both results files and a
+side-by-side table into one run directory.
+
+Exit: 0 pristine reproduces every expected defect and patched passes
+everything; 1 otherwise; 2 bad input, a failed compile/link, or a crash.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import atomic, environment, native_build as nb, native_patch, native_suite, rundir
+from .native_build import BuildError, Project
+
+VARIANTS = ("pristine", "patched")
+DEFAULT_PATCH = Path(__file__).resolve().parent.parent / "patch" / "gather_vjp_sorted.diff"
+
+
+class InputError(RuntimeError):
+    """Bad input: one line on stderr, exit 2, nothing written."""
+
+
+class StepFailed(RuntimeError):
+    """A compile, link or run went wrong; the run dir is kept as evidence (exit 2)."""
+
+
+# --- checking the inputs (nothing is written before these pass) ---------------
+
+def check_source(src: Path, project: Project) -> Path:
+    if not src.is_dir() or not (src / project.marker).is_file():
+        raise InputError(f"--mlx-source {src} is not a {project.name} checkout (no {project.marker})")
+    return src.resolve()
+
+
+def check_build(build: Path, project: Project) -> Path:
+    if not build.is_dir():
+        raise InputError(f"--mlx-build {build} is not a directory")
+    if not (build / "compile_commands.json").is_file():
+        raise InputError(f"--mlx-build {build} lacks compile_commands.json "
+                         "(configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)")
+    cache = nb.read_cache(build)
+    if nb.is_shared(build, project, cache):
+        raise InputError(f"--mlx-build {build} was built shared (BUILD_SHARED_LIBS=ON); the patched "
+                         f"units must be linked ahead of a static {project.archive}: "
+                         "reconfigure with -DBUILD_SHARED_LIBS=OFF")
+    archive = nb.find_archive(build, project)
+    if archive is None:
+        raise InputError(f"--mlx-build {build} lacks {project.archive} (build it first: "
+                         f"cmake --build {build})")
+    return archive.resolve()
+
+
+def check_patch(patch: Path, src: Path, all_units: dict) -> tuple:
+    """(patch text, {rel: (pristine text, patched text)}) or InputError naming the hunk."""
+    try:
+        text = patch.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read --patch {patch}: {e.strerror}")
+    try:
+        files = native_patch.parse(text)
+        out = {}
+        for fp in files:
+            target = src / fp.path
+            if not target.is_file():
+                raise InputError(f"patch does not apply: {fp.path} does not exist in {src}")
+            original = target.read_text(encoding="utf-8")
+            out[fp.path] = (original, native_patch.apply(original, fp))
+    except native_patch.PatchError as e:
+        raise InputError(str(e))
+    for rel in out:
+        if rel not in all_units:
+            raise InputError(f"{rel} is touched by the patch but is not a translation unit in "
+                             "compile_commands.json (patches to headers are not supported)")
+    return text, out
+
+
+# --- the suite's own objects: compiled once per (sources, flags, headers) -----
+
+def _suite_key(project: Project, unit: nb.Unit, src: Path) -> str:
+    h = hashlib.sha256(json.dumps([unit.compiler, unit.flags, compiler_version(unit.compiler)]).encode())
+    for path in sorted(Path(project.suite_include).glob("*")) + [Path(p) for p in project.suite_sources]:
+        h.update(path.name.encode() + path.read_bytes())
+    top = src / Path(project.marker).parts[0]
+    for path in sorted(top.rglob("*.h")):  # the library headers the suite compiles against
+        h.update(str(path.relative_to(src)).encode() + path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def compiler_version(compiler: str) -> str:
+    try:
+        return subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return ""
+
+
+def suite_objects(project, unit, src, cache_root: Path, rec: nb.Recorder, jobs: int) -> list:
+    key = _suite_key(project, unit, src)
+    entry = cache_root / key
+    meta = entry / "meta.json"
+    if meta.is_file():
+        for cmd in json.loads(meta.read_text(encoding="utf-8")):
+            rec.replay(cmd["id"], cmd)
+        return [entry / Path(s).with_suffix(".o").name for s in project.suite_sources]
+    cache_root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_root))
+    try:
+        def one(source):
+            obj = tmp / Path(source).with_suffix(".o").name
+            argv = [unit.compiler, *unit.flags, "-I", project.suite_include, "-c", source, "-o", obj]
+            return rec.run(f"compile-suite-{Path(source).stem}", argv, unit.directory)
+        with cf.ThreadPoolExecutor(jobs) as pool:
+            done = list(pool.map(one, project.suite_sources))
+        failed = [d for d in done if d["exit_code"] != 0]
+        if failed:
+            raise StepFailed(f"compiling the native suite failed (exit {failed[0]['exit_code']}): "
+                             f"see {{out}}/{failed[0]['stderr']}")
+        cached = [dict(d, stdout=(rec.root / d["stdout"]).read_text(encoding="utf-8"),
+                       stderr=(rec.root / d["stderr"]).read_text(encoding="utf-8"),
+                       argv=[a.replace(str(tmp), str(entry)) for a in d["argv"]]) for d in done]
+        atomic.write_json(tmp / "meta.json", cached)
+        try:
+            os.replace(tmp, entry)
+        except OSError:   # another run filled the same entry meanwhile: use theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [entry / Path(s).with_suffix(".o").name for s in project.suite_sources]
+
+
+def default_cache() -> Path:
+    env = os.environ.get("MLX_VJPCHECK_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mlx-vjpcheck" / "native-objects"
+
+
+# --- the flow --------------------------------------------------------------------
+
+def _stem(rel: str) -> str:
+    return rel.replace("/", "_").replace(".", "_")
+
+
+def compile_units(src: Path, units_text, all_units, work: Path, opt: str, rec, jobs) -> dict:
+    """{variant: [object paths]}; the copies live under work/<variant>/<rel>."""
+    jobs_list = []
+    for variant in VARIANTS:
+        for rel, texts in units_text.items():
+            copy = work / variant / rel
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(texts[0] if variant == "pristine" else texts[1], encoding="utf-8")
+            jobs_list.append((variant, rel, copy))
+
+    def one(job):
+        variant, rel, copy = job
+        unit = all_units[rel]
+        obj = work / "obj" / variant / (_stem(rel) + ".o")
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        # -iquote keeps quoted includes relative to the original file resolving as in the checkout.
+        original_dir = str((src / rel).parent)
+        argv = [unit.compiler, *nb.with_opt(unit.flags, opt), "-iquote", original_dir,
+                "-c", copy, "-o", obj]
+        return variant, rel, obj, rec.run(f"compile-{variant}-{_stem(rel)}", argv, unit.directory)
+
+    with cf.ThreadPoolExecutor(jobs) as pool:
+        done = list(pool.map(one, jobs_list))
+    for variant, rel, _, entry in done:
+        if entry["exit_code"] != 0:
+            raise StepFailed(f"compiling {variant} {rel} failed (exit {entry['exit_code']}): "
+                             f"see {{out}}/{entry['stderr']}")
+    return {v: [o for var, _, o, _ in done if var == v] for v in VARIANTS}
+
+
+def link(variant, suite_objs, unit_objs, archive, unit, libs, work, rec) -> Path:
+    exe = work / f"vjpcheck-native-{variant}"
+    argv = [unit.compiler, *nb.link_passthrough(unit.flags), "-o", exe, *suite_objs, *unit_objs,
+            archive, *libs]
+    entry = rec.run(f"link-{variant}", argv, work)
+    if entry["exit_code"] != 0:
+        raise StepFailed(f"linking the {variant} binary failed (exit {entry['exit_code']}): "
+                         f"see {{out}}/{entry['stderr']}")
+    return exe
+
+
+def run_variant(variant, exe, input_path, rec, work) -> native_suite.NativeRun:
+    count = [0]
+
+    def execute(argv):
+        count[0] += 1
+        cid = f"run-{variant}" + (f"-{count[0]}" if count[0] > 1 else "")
+        e = rec.run(cid, argv, work)
+        return (e["exit_code"], (rec.root / e["stdout"]).read_text(encoding="utf-8"),
+                (rec.root / e["stderr"]).read_text(encoding="utf-8"))
+    return native_suite.run_binary(exe, input_path, execute=execute)
+
+
+def comparison(scenarios, runs: dict, units: list) -> dict:
+    by = {v: {r["scenario"]: r for r in runs[v].records} for v in VARIANTS}
+    rows = []
+    for s in scenarios:
+        if s.name in by["pristine"] or s.name in by["patched"]:
+            rec = by["pristine"].get(s.name) or by["patched"][s.name]
+            rows.append({"scenario": s.name, "device": rec["device"],
+                         "pristine": (by["pristine"].get(s.name) or {}).get("status"),
+                         "patched": (by["patched"].get(s.name) or {}).get("status"),
+                         "expects_defect": s.expects_defect})
+    skipped = {k["scenario"]: k["reason"] for v in VARIANTS for k in runs[v].skipped}
+    return {"units": units, "rows": rows,
+            "skipped": [{"scenario": k, "reason": r} for k, r in skipped.items()]}
+
+
+def verdict(comp: dict) -> tuple:
+    """(exit code, one line)."""
+    rows = comp["rows"]
+    crashed = [f"{v} {r['scenario']}" for r in rows for v in VARIANTS if r[v] == "crashed"]
+    if crashed:
+        return 2, f"native binary crashed ({len(crashed)}x, first: {crashed[0]}); recorded as crashed"
+    missed = [r["scenario"] for r in rows if r["expects_defect"] and r["pristine"] == "pass"]
+    unfixed = [r["scenario"] for r in rows if r["patched"] != "pass"]
+    expected = sum(r["expects_defect"] for r in rows)
+    if not rows:
+        return 1, "no scenario ran"
+    if missed or unfixed:
+        return 1, (f"pristine reproduced {expected - len(missed)}/{expected} expected defects; "
+                   f"patched: {len(unfixed)} of {len(rows)} scenarios not passing"
+                   + (f" (first: {unfixed[0]})" if unfixed else ""))
+    return 0, (f"pristine reproduced {expected}/{expected} expected defects "
+               f"({sum(r['pristine'] != 'pass' for r in rows)} scenarios not passing); "
+               f"patched passes all {len(rows)}")
+
+
+def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-built",
+             project: Project = nb.MLX, scenarios=None, cache=None, jobs=None) -> int:
+    t_start = time.perf_counter()
+    src, build, patch, out = Path(src), Path(build), Path(patch), Path(out)
+    src = check_source(src, project)
+    archive = check_build(build, project)
+    all_units = nb.units(build, src)
+    patch_text, units_text = check_patch(patch, src, all_units)
+    try:
+        rundir.check_target(out)
+    except rundir.OutDirError as e:
+        raise InputError(str(e))
+    if scenarios is None:
+        from . import catalog
+        scenarios = catalog.catalog()
+    jobs = jobs or os.cpu_count() or 2
+    first = all_units[next(iter(units_text))]
+    libs = nb.archive_libraries(nb.read_cache(build))
+    outcome = {}
+    with rundir.staged(out) as tmp, tempfile.TemporaryDirectory(prefix="vjpcheck-native-") as w:
+        tmp, work = Path(tmp), Path(w)
+        rec = nb.Recorder(tmp)
+        atomic.write_text(tmp / "patch.diff", patch_text)
+        try:
+            outcome = _build_and_run(project, src, first, units_text, all_units, archive, libs,
+                                     work, opt, rec, jobs, scenarios, cache, tmp)
+        except StepFailed as e:
+            outcome = {"failed": str(e).replace("{out}", str(out))}
+        env = environment.record(None, mlx_checkout=src)
+        env["native"] = {"opt": opt, "archive": str(archive), "archive_sha256": nb.sha256_file(archive),
+                         "libraries": libs, "units": list(units_text), "compiler": first.compiler,
+                         "compiler_version": compiler_version(first.compiler).splitlines()[:1],
+                         "patch_sha256": hashlib.sha256(patch_text.encode()).hexdigest(),
+                         "seconds": round(time.perf_counter() - t_start, 3)}
+        atomic.write_json(tmp / "environment.json", env)
+        for v, data in outcome.get("results", {}).items():
+            data["environment"] = env
+            atomic.write_json(tmp / f"results-{v}.json", data)
+        if "comparison" in outcome:
+            atomic.write_json(tmp / "comparison.json", outcome["comparison"])
+        rec.save()
+    if "failed" in outcome:
+        print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
+        return 2
+    from . import native_report
+    native_report.print_table(outcome["comparison"], out)
+    code, line = verdict(outcome["comparison"])
+    print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {out}",
+          file=sys.stderr if code == 2 else sys.stdout)
+    return code
+
+
+def _build_and_run(project, src, first, units_text, all_units, archive, libs, work, opt, rec,
+                   jobs, scenarios, cache, tmp) -> dict:
+    input_path = native_suite.write_input(scenarios, work / "scenarios.json")
+    with cf.ThreadPoolExecutor(2) as pool:   # suite objects and both units at once
+        suite_f = pool.submit(suite_objects, project, first, src, Path(cache or default_cache()),
+                              rec, jobs)
+        units_f = pool.submit(compile_units, src, units_text, all_units, work, opt, rec, jobs)
+        suite_objs, unit_objs = suite_f.result(), units_f.result()
+    with cf.ThreadPoolExecutor(2) as pool:
+        exes = dict(zip(VARIANTS, pool.map(
+            lambda v: link(v, suite_objs, unit_objs[v], archive, first, libs, work, rec), VARIANTS)))
+    with cf.ThreadPoolExecutor(2) as pool:
+        runs = dict(zip(VARIANTS, pool.map(
+            lambda v: run_variant(v, exes[v], input_path, rec, work), VARIANTS)))
+    results = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}") for v in VARIANTS}
+    return {"results": results, "comparison": comparison(scenarios, runs, list(units_text))}
+
+
+# --- command line ------------------------------------------------------------------
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="build_and_test.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--mlx-source", required=True, metavar="DIR", help="an MLX git checkout")
+    p.add_argument("--mlx-build", required=True, metavar="DIR",
+                   help="its existing static CMake build (compile_commands.json, libmlx.a)")
+    p.add_argument("--patch", default=str(DEFAULT_PATCH), metavar="FILE",
+                   help="unified diff against the checkout (default: patch/gather_vjp_sorted.diff)")
+    p.add_argument("--out", default="artifacts/native", metavar="DIR", help="run directory")
+    p.add_argument("--opt", choices=("as-built", "O0"), default="as-built",
+                   help="compile the touched units with the recorded flags, or at -O0")
+    p.add_argument("--cache", metavar="DIR", help="suite object cache (default: ~/.cache/mlx-vjpcheck)")
+    p.add_argument("--jobs", type=int, metavar="N", help="parallel compiles (default: CPU count)")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return validate(args.mlx_source, args.mlx_build, args.patch, args.out, args.opt,
+                        cache=args.cache, jobs=args.jobs)
+    except (InputError, BuildError, native_suite.NativeError) as e:
+        print(f"build_and_test: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("build_and_test: interrupted", file=sys.stderr)
+        return 2
