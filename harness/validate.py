@@ -16,7 +16,8 @@ import json
 import sys
 from pathlib import PurePosixPath
 
-from . import manifest, probe_runs, summary, validate_fuzz, validate_native, validate_records
+from . import (manifest, probe_runs, summary, validate_fuzz, validate_native, validate_records,
+               validate_versions)
 from .safezip import unsafe_path
 from .validate_group import Group
 from .validate_load import BadInput, Evidence, load
@@ -137,6 +138,17 @@ def fuzz_groups(ev, names, rc) -> list:
     return out
 
 
+def versions_groups(ev, names, verified) -> list:
+    out = []
+    for name in sorted(n for n in names if _basename(n) == "versions.json"):
+        g = Group(name)
+        doc = _json(ev, name, g)
+        if doc is not None:
+            validate_versions.check_versions(g, _folder(name), doc, ev.files, verified)
+        out.append(g)
+    return out
+
+
 def extra_groups(ev) -> list:
     out = []
     probes = sorted(n for n in ev.files if n.startswith(probe_runs.FOLDER + "/"))
@@ -153,8 +165,11 @@ def extra_groups(ev) -> list:
     return out
 
 
+LAYOUT_FILES = ("commands.json", "findings.json", "versions.json")
+
+
 def known_layout(names: set) -> bool:
-    return any(is_results_name(n) or _basename(n) in ("commands.json", "findings.json") for n in names)
+    return any(is_results_name(n) or _basename(n) in LAYOUT_FILES for n in names)
 
 
 def validate(ev: Evidence) -> list:
@@ -167,10 +182,12 @@ def validate(ev: Evidence) -> list:
     mg, verified, named = check_manifest(ev)
     names = set(ev.files) | {n for n in named if not unsafe_path(n)}
     if not known_layout(names):
-        raise BadInput(f"{ev.source}: unknown layout (no results*.json, commands.json or findings.json)")
+        raise BadInput(f"{ev.source}: unknown layout (no results*.json, "
+                       f"{', '.join(LAYOUT_FILES)})")
     rc = validate_records.Recomputer()
     return ([mg] + results_groups(ev, names, rc) + environment_groups(ev, names)
-            + native_groups(ev, names, verified) + fuzz_groups(ev, names, rc) + extra_groups(ev))
+            + native_groups(ev, names, verified) + fuzz_groups(ev, names, rc)
+            + versions_groups(ev, names, verified) + extra_groups(ev))
 
 
 def report(groups: list) -> tuple:

@@ -105,17 +105,51 @@ def native_dir(out) -> Path:
 
 
 def fuzz_dir(out, marker=None) -> Path:
-    """Findings layout; the reproducer would create `marker` if anything ran it."""
+    """Findings layout (as harness.fuzz.findings writes it); the reproducer would
+    create `marker` if anything ran it."""
     s = scenarios(FAILING)[0]
-    finding = {"signature": "gather_mm-grad_a-reference", "scenario": s.to_dict(),
-               "records": [record(s, wrong=True)]}
+    sig = "gather_mm__grad-a__reference__wrong-value__lhs-sorted"
+    exp = {k: v.tolist() for k, v in expect.expected(s).items()}
+    finding = {"signature": sig, "oracle": "reference", "scenario": s.to_dict(),
+               "record": record(s, wrong=True), "expected": exp}
+    entry = {"signature": sig, "files": {"record": f"findings/{sig}.json",
+                                         "reproducer": f"findings/{sig}_repro.py"}}
     script = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n" if marker else "pass\n"
     with rundir.staged(out) as tmp:
         tmp = Path(tmp)
-        atomic.write_json(tmp / "findings.json", [{"signature": finding["signature"]}])
-        atomic.write_json(tmp / "findings" / f"{finding['signature']}.json", finding)
-        atomic.write_text(tmp / "findings" / f"{finding['signature']}.py", script)
+        atomic.write_json(tmp / "findings.json", [entry])
+        atomic.write_json(tmp / entry["files"]["record"], finding)
+        atomic.write_text(tmp / entry["files"]["reproducer"], script)
     return Path(out)
+
+
+def versions_dir(out) -> Path:
+    """Version-matrix layout: probe 'probe' absent in 0.1.0, present in 0.2.0."""
+    from harness import versions
+    script = b"import sys\nsys.exit(1)\n"
+    cells = {"0.1.0": (0, "absent"), "0.2.0": (1, "present")}
+    releases = [{"version": v, "package": "mlx-cpu", "install": {"status": "ok"},
+                 "install_log": f"logs/{v}/install.log",
+                 "probes": {"probe": {"exit_code": code, "status": st, "verdict": f"VERDICT: defect {st}",
+                                      "stdout": f"logs/{v}/probe.stdout", "stderr": f"logs/{v}/probe.stderr"}}}
+                for v, (code, st) in cells.items()]
+    doc = {"schema": versions.SCHEMA, "kind": "versions",
+           "probes": [{"id": "probe", "file": "probes/probe.py", "sha256": manifest.sha256(script)}],
+           "releases": releases,
+           "first_affected": {"probe": {"first": "0.2.0", "last_unaffected": "0.1.0"}},
+           "summary": {"releases": 2, "installed": 2, "cells": {"present": 1, "absent": 1, "cannot test": 0}}}
+    with rundir.staged(out) as tmp:
+        tmp = Path(tmp)
+        atomic.write_json(tmp / "versions.json", doc)
+        atomic.write_json(tmp / "environment.json", ENV)
+        atomic.write_bytes(tmp / "probes" / "probe.py", script)
+        for v in cells:
+            for f in ("install.log", "probe.stdout", "probe.stderr"):
+                atomic.write_text(tmp / "logs" / v / f, f"{v} {f}\n")
+    return Path(out)
+
+
+FUZZ_RECORD = "findings/gather_mm__grad-a__reference__wrong-value__lhs-sorted.json"
 
 
 def rewrite_manifest(root) -> None:

@@ -17,7 +17,7 @@ from harness.validate_group import Group
 def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("evidence")
     return {"run": fx.run_dir(root / "run"), "native": fx.native_dir(root / "native"),
-            "fuzz": fx.fuzz_dir(root / "fuzz")}
+            "fuzz": fx.fuzz_dir(root / "fuzz"), "versions": fx.versions_dir(root / "versions")}
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def copy_of(template, tmp_path):
     return make
 
 
-@pytest.mark.parametrize("kind", ["run", "native", "fuzz"])
+@pytest.mark.parametrize("kind", ["run", "native", "fuzz", "versions"])
 def test_clean_evidence_validates(template, kind):
     rc, out, err = fx.check(template[kind])
     assert rc == 0, out + err
@@ -59,7 +59,7 @@ def test_validates_with_mlx_unimportable(template, tmp_path):
     (fake / "__init__.py").write_text("raise ImportError('mlx is not available here')\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(fake.parent),
                                                                      os.environ.get("PYTHONPATH")])))
-    for kind in ("run", "native", "fuzz"):
+    for kind in ("run", "native", "fuzz", "versions"):
         rc, out, err = fx.validate(template[kind], env=env)
         assert rc == 0, out + err
 
@@ -161,13 +161,20 @@ def test_record_tamper_rejected(case):
     assert any(reason in f for f in g.failures), g.failures
 
 
-def test_error_record_with_passing_claim_rejected():
+def test_error_record_keeps_its_checks_but_cannot_claim_pass():
     data = fx.results_data()
     rec = next(r for r in data["records"] if r["status"] == "error")
     good = next(r for r in data["records"] if r["status"] == "pass")
-    rec["checks"] = copy.deepcopy(good["checks"])
-    g = _record_failures(data, rec)
-    assert any("status error but a check claims to pass" in f for f in g.failures), g.failures
+    scen = data["scenarios"][good["scenario"]]
+    rec = dict(rec, scenario=good["scenario"], checks=copy.deepcopy(good["checks"][:1]),
+               expects_defect=good["expects_defect"], defect_tags=good["defect_tags"])
+    g = Group("t")   # a forward that worked, then the VJP raised: a fact, and still an error
+    validate_records.check_record(g, "rec", scen, rec, validate_records.Recomputer())
+    assert g.passed, g.failures
+    rec["status"] = "pass"
+    g = Group("t")
+    validate_records.check_record(g, "rec", scen, rec, validate_records.Recomputer())
+    assert any("recorded status 'pass' but the checks give 'error'" in f for f in g.failures), g.failures
 
 
 def test_crashed_record_without_error_rejected():

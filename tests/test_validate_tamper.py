@@ -171,10 +171,33 @@ def test_command_log_missing(copy_of):
     rejected(root, "stderr log logs/compile-patched.err is not in the manifest")
 
 
-def test_fuzz_finding_tampered(tmp_path):
+def _tampered_fuzz(tmp_path, edit):
     root = fx.fuzz_dir(tmp_path / "fuzz")
-    name = root / "findings" / "gather_mm-grad_a-reference.json"
-    fx.edit_json(name, lambda d: d["records"][0]["checks"][1]["expected"][0][0].__setitem__(0, 42.0),
-                 remanifest=False)
+    fx.edit_json(root / fx.FUZZ_RECORD, edit, remanifest=False)
     fx.rewrite_manifest(root)
+    return root
+
+
+def test_fuzz_record_expected_tampered(tmp_path):
+    root = _tampered_fuzz(tmp_path, lambda d: d["record"]["checks"][1]["expected"][0][0].__setitem__(0, 42.0))
     rejected(root, "recorded expected values differ")
+
+
+def test_fuzz_expected_copy_tampered(tmp_path):
+    root = _tampered_fuzz(tmp_path, lambda d: d["expected"]["grad:b"][0][0].__setitem__(0, 42.0))
+    rejected(root, "expected['grad:b'] differs from the recomputed float64 reference")
+
+
+def test_fuzz_reproducer_missing(tmp_path):
+    root = fx.fuzz_dir(tmp_path / "fuzz")
+    next((root / "findings").glob("*_repro.py")).unlink()
+    fx.rewrite_manifest(root)
+    rejected(root, "_repro.py is missing")
+
+
+def test_versions_cell_that_does_not_follow(tmp_path):
+    root = fx.versions_dir(tmp_path / "versions")
+    fx.edit_json(root / "versions.json",
+                 lambda d: d["releases"][1]["probes"]["probe"].update(status="absent"), remanifest=True)
+    out = rejected(root, "status 'absent' but exit code 1 gives 'present'")
+    assert "first affected" in out and "summary" in out
