@@ -9,7 +9,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import ROOT, mlx_version, needs_pinned_mlx, run_cli
+from conftest import ROOT, mlx_version, needs_pinned_mlx
 
 from harness import catalog
 
@@ -56,14 +56,15 @@ def outcomes_from_pytest(xml_path) -> dict:
 
 
 @needs_pinned_mlx()
-def test_pytest_outcomes_equal_runner_verdicts(tmp_path):
-    run = run_cli("run", "--out", tmp_path / "run")
+def test_pytest_outcomes_equal_runner_verdicts(tmp_path, full_run):
+    run, out = full_run    # `mlx-vjpcheck run --device cpu`, shared with other tests
     assert run.returncode == 1, run.stderr   # 0.32.4 carries the defect
-    records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
+    records = json.loads((out / "results.json").read_text())["records"]
     runner = {(r["device"], r["scenario"]): r["status"] == "pass" for r in records}
 
     xml_path = tmp_path / "pytest.xml"
-    p = run_pytest("--scenarios", "-q", f"--junitxml={xml_path}", *(["-n", "2"] if HAVE_XDIST else []))
+    p = run_pytest("--scenarios", "--scenario-device", "cpu", "-q", f"--junitxml={xml_path}",
+                   *(["-n", "2"] if HAVE_XDIST else []))
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
     plugin = {k: v == "pass" for k, v in outcomes_from_pytest(xml_path).items()}
 
