@@ -113,6 +113,29 @@ def _pristine_vs_patched(files: dict, folder: str) -> list:
         _table(["scenario", "device", "pristine", "patched"], rows) + [""]
 
 
+def _findings(files: dict, name: str) -> list:
+    index = _json(files, name)
+    rows = [[e.get("signature"), e.get("scenario_name"), e.get("oracle"), e.get("kind"), e.get("device")]
+            for e in index or [] if isinstance(e, dict)]
+    return [f"## Fuzz findings: {name}", "", f"{len(rows)} findings; each has a record file and a "
+            "reproducer script (commands below).", ""] + \
+        _table(["signature", "scenario", "oracle", "kind", "device"], rows) + [""]
+
+
+def _versions(files: dict, name: str) -> list:
+    doc = _json(files, name)
+    if not isinstance(doc, dict):
+        return []
+    ids = [p.get("id") for p in doc.get("probes") or [] if isinstance(p, dict)]
+    rows = []
+    for r in doc.get("releases") or []:
+        cells = (r.get("probes") or {}) if isinstance(r, dict) else {}
+        rows.append([r.get("version")] + [f"{(cells.get(i) or {}).get('status')} "
+                                          f"(exit {(cells.get(i) or {}).get('exit_code')})" for i in ids])
+    first = [f"- {i}: {((doc.get('first_affected') or {}).get(i) or {}).get('text')}" for i in ids]
+    return [f"## Version matrix: {name}", ""] + _table(["release"] + ids, rows) + [""] + first + [""]
+
+
 def _install_line(env: dict) -> str:
     pk = (env or {}).get("packages") or {}
     if "mlx-cpu" in pk:
@@ -134,6 +157,24 @@ def _run_command(files: dict, name: str) -> list:
             cmd + note]
 
 
+def _tool_commands(files: dict) -> list:
+    """The fuzz campaign and version matrix, from their own records."""
+    out = []
+    for name in sorted(n for n in files if PurePosixPath(n).name == "campaign.json"):
+        c = _json(files, name) or {}
+        if isinstance(c, dict) and "seed" in c:
+            out.append(f"mlx-vjpcheck fuzz --seed {c['seed']} --time {c.get('budget_s')} "
+                       f"--device {c.get('device', 'cpu')} --out findings")
+    for name in sorted(n for n in files if PurePosixPath(n).name == "versions.json"):
+        doc = _json(files, name) or {}
+        rng = doc.get("range") or {} if isinstance(doc, dict) else {}
+        opts = "".join(f" --{k} {rng[k]}" for k in ("from", "to") if rng.get(k))
+        if rng.get("only"):
+            opts += " --only " + " ".join(map(str, rng["only"]))
+        out.append(f"mlx-vjpcheck versions{opts} --device {doc.get('device', 'cpu')} --out versions")
+    return out
+
+
 def _commands(files: dict, result_names: list, folders: list) -> list:
     lines = ["python3 validate_artifacts.py BUNDLE.zip   # any machine, no MLX needed"]
     for name in result_names:
@@ -143,8 +184,9 @@ def _commands(files: dict, result_names: list, folders: list) -> list:
             if isinstance(c, dict) and isinstance(c.get("argv"), list):
                 cwd = f"cd {shlex.quote(str(c['cwd']))} && " if c.get("cwd") else ""
                 lines.append(f"{cwd}{shlex.join(map(str, c['argv']))}   # exit {c.get('exit_code')}")
+    lines += _tool_commands(files)
     lines += [f"python3 {n}   # fuzz reproducer" for n in sorted(files)
-              if n.endswith(".py") and "findings" in n]
+              if n.endswith("_repro.py") or (n.endswith(".py") and "findings/" in n)]
     lines += [line.split(": ", 1)[1] for n in sorted(files) if n.startswith(probe_runs.FOLDER + "/")
               for line in files[n].decode("utf-8", "replace").splitlines()[:1] if line.startswith("command: ")]
     return ["## Commands to reproduce", "", "```"] + lines + ["```", ""]
@@ -170,6 +212,10 @@ def render(files: dict) -> str:
     lines += _environment(files) + _run_tables(files, results_names)
     for folder in native:
         lines += _pristine_vs_patched(files, folder)
+    for name in sorted(n for n in files if PurePosixPath(n).name == "findings.json"):
+        lines += _findings(files, name)
+    for name in sorted(n for n in files if PurePosixPath(n).name == "versions.json"):
+        lines += _versions(files, name)
     folders = sorted({n[:-len("commands.json")] for n in files if PurePosixPath(n).name == "commands.json"})
     lines += _commands(files, results_names, folders) + _probes(files)
     return "\n".join(lines).rstrip("\n") + "\n"
