@@ -332,11 +332,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
+def main(argv=None, project: Project = nb.MLX, scenarios=None) -> int:
+    """The command line; `project` and `scenarios` let the tests drive a fixture library."""
     args = parser().parse_args(argv)
     try:
         return validate(args.mlx_source, args.mlx_build, args.patch, args.out, args.opt,
-                        cache=args.cache, jobs=args.jobs)
+                        project=project, scenarios=scenarios, cache=args.cache, jobs=args.jobs)
     except (InputError, BuildError, native_suite.NativeError) as e:
         print(f"build_and_test: {e}", file=sys.stderr)
         return 2

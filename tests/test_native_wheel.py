@@ -1,0 +1,114 @@
+"""The native C++ suite built against the installed wheel agrees with the Python runner.
+
+The build is cached in native/build-test/ (git-ignored), so reruns are a no-op.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, needs_pinned_mlx
+from harness import catalog, native_suite, results
+from harness.catalog import idx
+
+NATIVE_OPS = ("gather_mm", "gather_qmm")
+BUILD_DIR = ROOT / "native" / "build-test"
+
+pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("c++")),
+                                reason="needs cmake and a C++20 compiler (.ci/run installs them)")
+
+
+@pytest.fixture(scope="module")
+def binary():
+    pytest.importorskip("mlx.core", reason="the wheel build needs the installed mlx package")
+    return native_suite.build_wheel(BUILD_DIR)
+
+
+@pytest.fixture(scope="module")
+def both(binary, tmp_path_factory):
+    """(scenarios, native run, python records) over the whole catalog."""
+    from harness import runner
+    scenarios = catalog.catalog()
+    path = native_suite.write_input(scenarios, tmp_path_factory.mktemp("native") / "in.json")
+    return scenarios, native_suite.run_binary(binary, path), runner.run(scenarios, ["cpu"])
+
+
+def test_verdicts_match_python_runner_for_every_scenario(both):
+    scenarios, native, python = both
+    nat = {r["scenario"]: r for r in native.records}
+    py = {r["scenario"]: r for r in python}
+    for s in scenarios:
+        if s.op not in NATIVE_OPS:
+            continue
+        n, p = nat[s.name], py[s.name]
+        assert n["status"] == p["status"], s.name
+        assert [(c["name"], c["passed"]) for c in n["checks"]] == \
+               [(c["name"], c["passed"]) for c in p["checks"]], s.name
+    assert len(nat) == sum(s.op in NATIVE_OPS for s in scenarios) > 0
+
+
+def test_the_two_float64_references_agree(both):
+    """Independent implementations (C++ loops, Python loops) give the same expected values."""
+    _, native, python = both
+    py = {r["scenario"]: {c["name"]: c for c in r["checks"]} for r in python}
+    compared = 0
+    for r in native.records:
+        for c in r["checks"]:
+            if c["kind"] != "reference" or c["name"] not in py[r["scenario"]]:
+                continue
+            other = py[r["scenario"]][c["name"]]
+            assert c["expected_shape"] == other["expected_shape"]
+            np.testing.assert_allclose(np.asarray(c["expected"], dtype=float),
+                                       np.asarray(other["expected"], dtype=float),
+                                       rtol=1e-12, atol=1e-12)
+            compared += 1
+    assert compared > 100
+
+
+def test_other_ops_are_skipped_with_a_reason(both):
+    scenarios, native, _ = both
+    skipped = {k["scenario"]: k["reason"] for k in native.skipped}
+    assert set(skipped) == {s.name for s in scenarios if s.op not in NATIVE_OPS}
+    assert all("not implemented by the native suite" in r for r in skipped.values())
+    data = native_suite.results_for(scenarios, native, {}, "native-wheel")
+    assert data["schema"] == results.SCHEMA and data["kind"] == "native-wheel"
+    assert set(data["scenarios"]) == {r["scenario"] for r in native.records}
+    assert data["skipped"] == native.skipped
+
+
+@needs_pinned_mlx()
+def test_native_suite_reproduces_the_defects(both):
+    scenarios, native, _ = both
+    status = {r["scenario"]: r["status"] for r in native.records}
+    defects = [s.name for s in scenarios if s.expects_defect and s.op in NATIVE_OPS]
+    assert defects and all(status[n] in ("fail", "error") for n in defects)
+    assert all(status[s.name] == "pass" for s in scenarios
+               if s.op in NATIVE_OPS and not s.sorted_indices)
+
+
+def _one(name):
+    return next(s for s in catalog.catalog() if s.name == name)
+
+
+def test_negative_control_a_wrong_expectation_is_rejected(binary, tmp_path):
+    """A negative tolerance makes every comparison impossible: each check must fail."""
+    s = _one("gmm/matmul_control/unsorted")
+    path = tmp_path / "in.json"
+    native_suite.write_input([s], path)
+    data = json.loads(path.read_text())
+    data["tolerances"] = {"reference": {"float32": [-1.0, 0.0]}, "fd": {"float32": [-1.0, 0.0]}}
+    path.write_text(json.dumps(data))
+    (rec,) = native_suite.run_binary(binary, path).records
+    assert rec["status"] == "fail"
+    assert rec["checks"] and not any(c["passed"] for c in rec["checks"])
+
+
+def test_reference_error_is_an_error_record_not_a_crash(binary, tmp_path):
+    s = dataclasses.replace(_one("gmm/right_repeat/unsorted"), rhs_indices=idx([0, 0, 9]))
+    path = native_suite.write_input([s], tmp_path / "in.json")
+    (rec,) = native_suite.run_binary(binary, path).records
+    assert rec["status"] == "error" and "out of range" in rec["error"]
