@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import PurePosixPath
 
-from . import (manifest, probe_runs, summary, validate_fuzz, validate_native, validate_records,
+from . import (manifest, opinfo, probe_runs, summary, validate_fuzz, validate_native, validate_records,
                validate_versions)
 from .safezip import unsafe_path
 from .validate_group import Group
@@ -198,11 +198,20 @@ def report(groups: list) -> tuple:
     return lines + [f"{ok}/{total} checks passed"], passed
 
 
+def _plugins() -> None:
+    """Ops registered through $MLX_VJPCHECK_PLUGINS: named by the user, never by the evidence."""
+    try:
+        opinfo.load_plugins()
+    except Exception as e:
+        raise BadInput(f"${opinfo.PLUGINS_ENV}: cannot import a plugin ({type(e).__name__}: {e})") from None
+
+
 def main(argv=None, prog="validate_artifacts.py") -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("path", help="evidence directory or bundle .zip")
     args = ap.parse_args(argv)
     try:
+        _plugins()
         groups = validate(load(args.path))
     except BadInput as e:
         print(f"{prog}: {e}", file=sys.stderr)

@@ -82,10 +82,14 @@ def _bad_input_cases(tmp_path, template):
 
 def test_bad_input_exits_2_with_one_line(tmp_path, template):
     for name, (path, reason) in _bad_input_cases(tmp_path, template).items():
-        rc, out, err = fx.validate(path)
+        rc, out, err = fx.check(path)
         assert rc == 2, (name, out, err)
-        assert len(err.strip().splitlines()) == 1 and reason in err, (name, err)
-        assert "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1 and reason in err and not out, (name, err)
+
+
+def test_bad_input_from_the_command_line(tmp_path):
+    rc, out, err = fx.validate(tmp_path / "nope")
+    assert rc == 2 and err.strip() == f"validate_artifacts.py: {tmp_path / 'nope'}: no such file or directory"
 
 
 # --- record rules, each with a negative control -------------------------------------------
