@@ -26,6 +26,7 @@ class OpInfo:
     mlx_impl: str            # "module:function" taking (operands, lhs, rhs, sorted, params)
     integer_operands: tuple = ()   # held fixed, never perturbed or differentiated
     supports_indices: bool = True
+    has_sorted_flag: bool = True   # False: the catalog emits one variant, not sorted/unsorted
 
 
 def _gmm(inp, lhs, rhs, params):

@@ -1,0 +1,114 @@
+"""Run a campaign in this process (with one crash-isolated worker) or as
+shards in parallel processes, and write its out dir."""
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, find, settings
+
+from . import database, findings, pool, progress, search, strategies
+
+SCHEMA = "mlx-vjpcheck/fuzz-campaign/1"
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def minimal_case(op: str, dtype: str):
+    """The simplest case of a target in one dtype that gathers (deterministic);
+    calls without index arrays may take a plain-matmul path with wider support."""
+    gathers = lambda s: s.lhs_indices is not None or s.rhs_indices is not None  # noqa: E731
+    return find(strategies.STRATEGIES[op]((dtype,)), gathers, random=random.Random(0),
+                settings=settings(database=None, max_examples=10, suppress_health_check=list(HealthCheck)))
+
+
+def supported_dtypes(worker, ops) -> dict:
+    """Dtypes whose forward MLX accepts on this device: rejected forwards are
+    not gradient defects, so the generator leaves them out."""
+    out = {}
+    for op in ops:
+        ok = [dt for dt in DTYPES if worker.run(minimal_case(op, dt)).status != "invalid"]
+        out[op] = ok or ["float32"]
+    return out
+
+
+def fd_seed(s) -> int:
+    return int(s.name.rsplit("/", 1)[-1][:12], 16)
+
+
+def run_single(ops, device, seed, budget_s, max_cases, db_path, show=True) -> dict:
+    with pool.Worker(device) as w:
+        dtypes = supported_dtypes(w, ops)
+        with progress.display(budget_s, show) as on_event:
+            camp = search.Campaign(lambda s, n: w.run(s, fd_seed(s)), ops, dtypes, seed=seed,
+                                   budget_s=budget_s, max_cases=max_cases,
+                                   db=database.open_db(db_path), on_event=on_event, device=device)
+            found = camp.run()
+    st = camp.stats
+    elapsed = st.elapsed()
+    info = {"schema": SCHEMA, "seed": seed, "seeds": [seed], "budget_s": budget_s, "max_cases": max_cases,
+            "device": device, "ops": ops, "dtypes": dtypes, "shards": 1,
+            "database": None if database.open_db(db_path) is None else str(db_path),
+            "stats": {"cases": st.cases, "passed": st.passed, "failed": st.failed,
+                      "invalid": st.invalid, "unconfirmed": st.unconfirmed,
+                      "cache_hits": st.cache_hits, "rounds": st.rounds,
+                      "elapsed_s": round(elapsed, 3),
+                      "cases_per_s": round(st.cases / elapsed, 2) if elapsed else None},
+            "unconfirmed_samples": st.unconfirmed_samples}
+    return {"findings": found, "campaign": info}
+
+
+def _shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, out):
+    cmd = [sys.executable, "-m", "harness.cli", "fuzz", "--time", str(budget_s), "--seed", str(seed + i),
+           "--out", str(out), "--device", device, "--ops", ",".join(ops), "--db", str(db_path),
+           "--no-progress", "--shard-index", str(i)]
+    return cmd + (["--max-examples", str(max_cases)] if max_cases else [])
+
+
+def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, show=True) -> dict:
+    """N campaigns with seeds seed..seed+n-1 in parallel processes, merged by signature."""
+    with tempfile.TemporaryDirectory(prefix="vjpcheck-shards-") as tmp:
+        outs = [Path(tmp) / f"shard-{i}" for i in range(n)]
+        procs = [subprocess.Popen(_shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, o),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  cwd=pool.ROOT) for i, o in enumerate(outs)]
+        with progress.display(budget_s, show) as on_event:
+            results = [p.communicate() for p in procs]
+            on_event("done", None)
+        for i, (p, (_, err)) in enumerate(zip(procs, results)):
+            if p.returncode not in (0, 1):
+                tail = (err.strip().splitlines() or ["no output"])[-1]
+                raise RuntimeError(f"fuzz shard {i} failed (exit {p.returncode}): {tail}")
+        groups = [findings.load(o) for o in outs]
+        infos = [findings.load_campaign(o) for o in outs]
+    for i, g in enumerate(groups):
+        for f in g:
+            f.shard = i
+    merged = findings.merge(groups)
+    return {"findings": merged, "campaign": merge_info(infos, seed, n)}
+
+
+def merge_info(infos, seed, n) -> dict:
+    keys = ("cases", "passed", "failed", "invalid", "unconfirmed", "cache_hits", "rounds")
+    stats = {k: sum(i["stats"][k] for i in infos) for k in keys}
+    stats["elapsed_s"] = max(i["stats"]["elapsed_s"] for i in infos)
+    stats["cases_per_s"] = round(stats["cases"] / stats["elapsed_s"], 2) if stats["elapsed_s"] else None
+    first = infos[0]
+    return dict(first, seed=seed, seeds=[i["seed"] for i in infos], shards=n, stats=stats,
+                shard_stats=[i["stats"] for i in infos],
+                unconfirmed_samples=[u for i in infos for u in i["unconfirmed_samples"]][:20])
+
+
+def run(ops, device, seed, budget_s, max_cases, db_path, shards=1, progress=True, shard_index=None):
+    if shards > 1:
+        return run_shards(shards, ops, device, seed, budget_s, max_cases, db_path, progress)
+    return run_single(ops, device, seed, budget_s, max_cases, db_path, progress)
+
+
+def write(root, result, env) -> None:
+    info = dict(result["campaign"], findings=[
+        {k: getattr(f, k) for k in ("signature", "time_found_s", "time_minimal_s", "size", "shard")}
+        for f in result["findings"]])
+    findings.write(root, result["findings"], info, env)

@@ -1,0 +1,117 @@
+"""Findings: one per defect signature, with the minimal counterexample, its
+results-schema record, and the files written for it.
+
+Out dir layout (written whole via harness.rundir.staged, with MANIFEST.sha256):
+  findings.json                 list of findings (signature, op, gradient, oracle, kind, ...)
+  findings/<signature>.json     {"scenario", "record", "oracle", "expected", ...}
+  findings/<signature>_repro.py standalone reproducer (mlx + numpy + stdlib; exit 0/1/125)
+  campaign.json                 seed, budget, case counts, unconfirmed samples
+  environment.json
+"""
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import atomic, expect
+from ..scenario import Scenario
+
+SCHEMA = "mlx-vjpcheck/fuzz-finding/1"
+
+
+def size(s) -> int:
+    """Total operand elements, storage included (what a counterexample costs to read)."""
+    return sum(len(t.values) for t in s.operands.values())
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class Finding:
+    signature: str
+    op: str
+    gradient: str
+    oracle: str
+    kind: str
+    form: str
+    oracles: list            # every oracle that flagged the minimal case
+    seed: int
+    round: int
+    time_found_s: float      # first (unshrunk) hit, seconds from campaign start
+    time_minimal_s: float    # minimal counterexample recorded
+    cases_before: int
+    shrunk: bool
+    size: int
+    first_size: int
+    found_at: str
+    device: str
+    scenario: dict = field(repr=False)
+    record: dict = field(repr=False)
+    shard: int | None = None
+
+    @staticmethod
+    def from_outcome(out, **kw) -> "Finding":
+        p = out.primary
+        return Finding(
+            signature=out.signature, op=out.scenario.op, gradient=p["gradient"], oracle=p["oracle"],
+            kind=p["kind"], form=out.scenario.family,
+            oracles=sorted({f["oracle"] for f in out.failures}), size=size(out.scenario),
+            found_at=_now(), scenario=out.scenario.to_dict(), record=out.record, **kw)
+
+    def entry(self) -> dict:
+        """The findings.json line: everything but the bulky scenario and record."""
+        d = {k: v for k, v in asdict(self).items() if k not in ("scenario", "record")}
+        d["scenario_name"] = self.scenario["name"]
+        d["files"] = {"record": f"findings/{self.signature}.json",
+                      "reproducer": f"findings/{self.signature}_repro.py"}
+        return d
+
+    def detail(self) -> dict:
+        s = Scenario.from_dict(self.scenario)
+        exp = {k: np.asarray(v).tolist() for k, v in expect.expected(s).items()}
+        return {"schema": SCHEMA, "signature": self.signature, "oracle": self.oracle,
+                "oracles": self.oracles, "scenario": self.scenario, "record": self.record,
+                "expected": exp, "size": self.size}
+
+
+def write(root, found: list, campaign: dict, env: dict) -> None:
+    from . import repro
+    root = Path(root)
+    for f in found:
+        atomic.write_json(root / "findings" / f"{f.signature}.json", f.detail())
+        atomic.write_text(root / "findings" / f"{f.signature}_repro.py", repro.render(f))
+    atomic.write_json(root / "findings.json", [f.entry() for f in found])
+    atomic.write_json(root / "campaign.json", campaign)
+    atomic.write_json(root / "environment.json", env)
+
+
+def load(root) -> list:
+    """Findings of an out dir, with scenario and record restored from their files."""
+    root = Path(root)
+    out = []
+    for e in json.loads((root / "findings.json").read_text(encoding="utf-8")):
+        detail = json.loads((root / e["files"]["record"]).read_text(encoding="utf-8"))
+        kw = {k: v for k, v in e.items() if k not in ("scenario_name", "files")}
+        out.append(Finding(scenario=detail["scenario"], record=detail["record"], **kw))
+    return out
+
+
+def merge(groups: list) -> list:
+    """Deduplicate findings of several shards by signature: keep the smallest
+    counterexample (ties: the earliest minimal), ordered by time found."""
+    best = {}
+    for f in (f for group in groups for f in group):
+        cur = best.get(f.signature)
+        if cur is None or (f.size, f.time_minimal_s) < (cur.size, cur.time_minimal_s):
+            best[f.signature] = f
+    return sorted(best.values(), key=lambda f: (f.time_found_s, f.signature))
+
+
+def load_campaign(root) -> dict:
+    return json.loads((Path(root) / "campaign.json").read_text(encoding="utf-8"))

@@ -1,0 +1,123 @@
+"""The oracles a fuzz case is judged by. Each returns check records (the
+results-schema shape from harness.checks) whose `kind` names the oracle.
+
+  reference           MLX against the float64 reference (forward and every
+                      gradient), plus exact zeros where no index selects
+  metamorphic         sorted_indices=True against the same call unsorted
+  finite_differences  v^T J u through the actual MLX forward, random direction
+  backward_twice      a second VJP of the same call gives the same gradients
+  vjp_exception       the VJP raised where the forward succeeded (an error,
+                      recorded in the record's `error` field, not a check)
+
+Generic over the op registry: nothing here names an op.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .. import checks, execute, expect, opinfo
+
+ORACLES = ("vjp_exception", "reference", "metamorphic", "finite_differences", "backward_twice")
+# "Exactly zero": the smallest positive float64 normal, so checks.compare never
+# divides by a zero tolerance, yet any nonzero float32 value fails.
+EXACT = 2.2250738585072014e-308
+FD_STEP = 0.5   # dyadic, so x +- h u stays exact for the small integer inputs
+
+
+def _mx():
+    import mlx.core as mx
+    return mx
+
+
+def run_vjp(s, cot: np.ndarray):
+    """(forward, {operand: grad}) of the scenario's MLX call, as float64 numpy."""
+    mx = _mx()
+    call = execute.Call(s)
+    c = mx.array(cot.astype(np.float32), dtype=getattr(mx, execute.dtype_of(s)))
+    (y,), grads = mx.vjp(call, call.primals, [c])
+    mx.eval(y, *grads)
+    return execute.to_numpy(y), {n: execute.to_numpy(g) for n, g in zip(s.wrt, grads)}
+
+
+def forward(s) -> np.ndarray:
+    mx = _mx()
+    call = execute.Call(s)
+    y = call(*call.primals)
+    mx.eval(y)
+    return execute.to_numpy(y)
+
+
+def reference(s, exp: dict, y, grads) -> list:
+    """Forward and gradients within the dtype tolerance; for float32, whose
+    small-integer inputs make every sum exact, also exact zeros wherever the
+    reference is exactly zero: rows nothing selects and contributions that
+    cancel must not pick up even a denormal."""
+    dtype = execute.dtype_of(s)
+    tol = checks.tolerance(dtype)
+    out = [checks.compare("forward", y, exp["forward"], *tol)]
+    out += [checks.compare(f"grad:{n}", grads[n], exp[f"grad:{n}"], *tol) for n in s.wrt]
+    for n in s.wrt if dtype == "float32" else ():
+        want = np.asarray(exp[f"grad:{n}"])
+        mask = want == 0
+        if mask.any() and grads[n].shape == mask.shape:
+            out.append(checks.compare(f"zero:{n}", grads[n][mask], want[mask], EXACT, 0.0,
+                                      kind="exact_zero"))
+    return out
+
+
+def metamorphic(s, cot, grads) -> list:
+    """Only where the flag can matter: a sorted call of an op that has the flag."""
+    if not (s.sorted_indices and opinfo.get(s.op).has_sorted_flag):
+        return []
+    try:
+        _, other = run_vjp(dataclasses.replace(s, sorted_indices=False), cot)
+    except Exception:   # the unsorted control failing is not the sorted call's defect
+        return []
+    tol = checks.tolerance(execute.dtype_of(s))
+    return [checks.compare(f"sorted_vs_unsorted:{n}", grads[n], other[n], *tol, kind="metamorphic")
+            for n in s.wrt]
+
+
+def _objective(call, args, cot) -> float:
+    return float(np.sum(cot * execute.to_numpy(call(*args))))
+
+
+def directions(s, seed: int) -> dict:
+    rng = np.random.RandomState(seed % (2**32))
+    call_shapes = {n: expect.logical_inputs(s)[n].shape for n in s.wrt}
+    return {n: rng.randint(-1, 2, size=shape).astype(np.float64) for n, shape in call_shapes.items()}
+
+
+def finite_differences(s, cot, grads, seed: int = 0) -> list:
+    """Gradcheck's fast mode: central difference of <cot, f(x + t u)> at t=0
+    against sum_n <grad_n, u_n>, for one random direction u over all wrt."""
+    mx = _mx()
+    call = execute.Call(s)
+    u = directions(s, seed)
+    base = [(execute.to_numpy(p), p.dtype) for p in call.primals]
+    vals = []
+    for sign in (1.0, -1.0):
+        args = [mx.array((b + sign * FD_STEP * u[n]).astype(np.float32), dtype=dt)
+                for (b, dt), n in zip(base, s.wrt)]
+        vals.append(_objective(call, args, cot))
+    fd = (vals[0] - vals[1]) / (2 * FD_STEP)
+    analytic = sum(float(np.sum(grads[n] * u[n])) for n in s.wrt)
+    rec = checks.compare("fd:directional", np.array(analytic), np.array(fd),
+                         *checks.tolerance(execute.dtype_of(s), "fd"), kind="fd")
+    return [rec]
+
+
+def backward_twice(s, cot, grads) -> list:
+    try:
+        _, again = run_vjp(s, cot)
+    except Exception as e:
+        return [dict(checks.compare("twice:vjp", np.array(0.0), np.array(1.0), 0.0, 0.0,
+                                    kind="twice"), reason=f"second VJP raised: {type(e).__name__}")]
+    tol = checks.tolerance(execute.dtype_of(s))
+    return [checks.compare(f"twice:{n}", again[n], grads[n], *tol, kind="twice") for n in s.wrt]
+
+
+KIND_TO_ORACLE = {"reference": "reference", "exact_zero": "reference", "metamorphic": "metamorphic", "fd": "finite_differences",
+                  "twice": "backward_twice"}

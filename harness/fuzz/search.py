@@ -1,0 +1,143 @@
+"""The campaign: rounds of hypothesis `find`, each locked on the first defect
+signature not yet reported, shrunk to a minimal counterexample.
+
+A round ends when hypothesis returns its minimal example (a finding), when
+it runs out of examples (next round, new random stream), or when the time or
+case budget is spent. Shrinking is bounded by a case count, not wall time, so
+a fixed seed gives the same sequence of findings on any machine; a budget in
+cases (max_examples) makes the whole set reproducible.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import HypothesisException, NoSuchExample
+
+from . import database, findings, strategies
+
+ROUND_EXAMPLES = 400      # generated cases per round before a fresh random stream
+SHRINK_CASES = 400        # evaluated cases allowed for shrinking one finding
+
+
+class _Stop(BaseException):
+    """Budget spent while generating: leave hypothesis at once (not a failure)."""
+
+
+class _ShrinkCap(BaseException):
+    """Shrink budget spent: keep the smallest counterexample seen so far."""
+
+
+@dataclass
+class Stats:
+    cases: int = 0          # evaluated (cache misses)
+    passed: int = 0
+    failed: int = 0
+    invalid: int = 0
+    unconfirmed: int = 0
+    cache_hits: int = 0
+    rounds: int = 0
+    started: float = field(default_factory=time.monotonic)
+    unconfirmed_samples: list = field(default_factory=list)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+class Campaign:
+    def __init__(self, run_case, ops, dtypes, seed=0, budget_s=60.0, max_cases=None,
+                 db=None, on_event=None, device="cpu"):
+        self.run_case, self.ops, self.seed, self.device = run_case, list(ops), seed, device
+        self.budget_s, self.max_cases, self.db = budget_s, max_cases, db
+        self.strategy = strategies.cases(self.ops, dtypes)
+        self.on_event = on_event or (lambda kind, payload: None)
+        self.stats, self.found, self.cache = Stats(), [], {}
+
+    # -- evaluation ---------------------------------------------------------
+    def over_budget(self) -> bool:
+        return (self.stats.elapsed() >= self.budget_s
+                or (self.max_cases is not None and self.stats.cases >= self.max_cases))
+
+    def evaluate(self, s):
+        if s.name in self.cache:
+            self.stats.cache_hits += 1
+            return self.cache[s.name]
+        out = self.run_case(s, self.stats.cases)
+        self.cache[s.name] = out
+        st = self.stats
+        st.cases += 1
+        if out.status == "invalid":
+            st.invalid += 1
+        elif out.status == "pass":
+            st.passed += 1
+        else:
+            st.failed += 1
+            if not out.confirmed:
+                st.unconfirmed += 1
+                if len(st.unconfirmed_samples) < 20:
+                    st.unconfirmed_samples.append({"scenario": s.to_dict(), "failures": out.failures})
+        self.on_event("case", out)
+        return out
+
+    # -- rounds ---------------------------------------------------------------
+    def _settings(self):
+        return settings(max_examples=ROUND_EXAMPLES, deadline=None, database=self.db,
+                        suppress_health_check=list(HealthCheck),
+                        phases=(Phase.reuse, Phase.generate, Phase.shrink))
+
+    def one_round(self, known: set):
+        state = {"lock": None, "last": None, "best": None, "first_t": None, "first_cases": 0,
+                 "lock_cases": 0, "first_size": None}
+
+        def condition(s):
+            if state["lock"] is None and self.over_budget():
+                raise _Stop
+            if state["lock"] is not None and self.stats.cases - state["lock_cases"] > SHRINK_CASES:
+                raise _ShrinkCap
+            out = self.evaluate(s)
+            sig = out.signature
+            if sig is None or sig in known or (state["lock"] not in (None, sig)):
+                return False
+            if state["lock"] is None:
+                state.update(lock=sig, first_t=self.stats.elapsed(), first_cases=self.stats.cases,
+                             lock_cases=self.stats.cases, first_size=findings.size(s))
+                self.on_event("hit", out)
+            state["last"] = out
+            if state["best"] is None or findings.size(s) < findings.size(state["best"].scenario):
+                state["best"] = out
+            return True
+
+        rnd = random.Random(self.seed * 1_000_003 + self.stats.rounds)
+        self.stats.rounds += 1
+        shrunk = True
+        try:
+            find(self.strategy, condition, settings=self._settings(), random=rnd,
+                 database_key=database.key(self.ops))
+        except NoSuchExample:
+            return None
+        except _ShrinkCap:
+            shrunk = False
+        except HypothesisException:   # e.g. flaky replay: keep what was seen
+            shrunk = False
+        if state["lock"] is None:
+            return None
+        out = state["last"] if shrunk else state["best"]
+        return findings.Finding.from_outcome(
+            out, seed=self.seed, round=self.stats.rounds, time_found_s=state["first_t"],
+            time_minimal_s=self.stats.elapsed(), cases_before=state["first_cases"],
+            shrunk=shrunk, first_size=state["first_size"], device=self.device)
+
+    def run(self) -> list:
+        known = set()
+        try:
+            while not self.over_budget():
+                f = self.one_round(known)
+                if f is not None:
+                    known.add(f.signature)
+                    self.found.append(f)
+                    self.on_event("finding", f)
+        except _Stop:
+            pass
+        return self.found
