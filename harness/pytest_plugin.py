@@ -34,9 +34,14 @@ def enabled(config) -> bool:
     return bool(config.getoption("scenarios")) or os.environ.get(ENV_VAR) == "1"
 
 
+CASES = pytest.StashKey[list]()
+
+
 def pytest_configure(config):
     if not enabled(config):
         return
+    # Resolved up front so a bad filter or device is one usage line, not a collection error.
+    config.stash[CASES] = _resolve(config)
     # Workers under xdist get the original arguments and redo this, identically.
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(MODULE)]
@@ -46,6 +51,12 @@ def pytest_configure(config):
 
 def cases(config) -> list:
     """[(device, scenario)] in the runner's order: device-major, catalog order."""
+    if CASES not in config.stash:   # module named explicitly without --scenarios
+        config.stash[CASES] = _resolve(config)
+    return config.stash[CASES]
+
+
+def _resolve(config) -> list:
     from . import catalog, devices, selection
     chosen = selection.select(catalog.catalog(), config.getoption("scenario_filter"))
     if not chosen:
