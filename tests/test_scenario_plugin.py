@@ -70,3 +70,10 @@ def test_pytest_outcomes_equal_runner_verdicts(tmp_path, full_run):
 
     assert plugin == runner
     assert 0 < sum(not ok for ok in runner.values()) < len(runner)
+
+
+@needs_mlx
+def test_bad_filter_is_one_usage_line():
+    p = run_pytest("--scenarios", "--scenario-filter", "no-such-scenario", "-q")
+    assert p.returncode == 4      # pytest's usage-error exit code
+    assert p.stderr.strip().splitlines()[-1] == "ERROR: --scenario-filter matches no scenario"
