@@ -93,7 +93,8 @@ def check_patch(patch: Path, src: Path, all_units: dict) -> tuple:
 
 def _suite_key(project: Project, unit: nb.Unit, src: Path) -> str:
     h = hashlib.sha256(json.dumps([unit.compiler, unit.flags, compiler_version(unit.compiler)]).encode())
-    for path in sorted(Path(project.suite_include).glob("*")) + [Path(p) for p in project.suite_sources]:
+    suite_files = [p for p in sorted(Path(project.suite_include).rglob("*")) if p.is_file()]
+    for path in suite_files + [Path(p) for p in project.suite_sources]:
         h.update(path.name.encode() + path.read_bytes())
     top = src / Path(project.marker).parts[0]
     for path in sorted(top.rglob("*.h")):  # the library headers the suite compiles against

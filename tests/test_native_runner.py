@@ -1,0 +1,275 @@
+"""build_and_test.py's mechanics, end to end, on a tiny C++ library this test writes.
+
+The fixture mirrors the real set-up: a "checkout" with two translation units
+(one defines a virtual method), a static archive built from them with a
+compile_commands.json and a CMakeCache.txt, a suite that links ahead of the
+archive, and a patch for one unit. Pristine and patched binaries must behave
+differently, and each bad input must give one line and exit 2.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness import catalog, manifest, native_validate
+from harness.native_build import Project
+
+pytestmark = pytest.mark.skipif(not shutil.which("c++") or not shutil.which("ar"),
+                                reason="needs a C++ compiler and ar (.ci/run installs them)")
+
+HEADER = """#pragma once
+struct Op {
+  virtual ~Op();
+  virtual int apply(int i, bool sorted) const;
+};
+Op* make_op();
+"""
+FACTORY = """#include "fix/op.h"
+Op::~Op() {}
+Op* make_op() { return new Op; }
+"""
+# The pristine unit is wrong on the sorted path, like the defect under test.
+APPLY = """#include <cstdlib>
+#include "fix/op.h"
+
+int Op::apply(int i, bool sorted) const {
+SORTED
+  return 2 * i;
+}
+"""
+WRONG = "  if (sorted) return 2 * i + 1;"
+# The crash stands in for a native binary dying mid-run; only the pristine unit has it.
+WRONG_AND_CRASH = "  if (sorted) return i == 0 ? (std::abort(), 0) : 2 * i + 1;"
+# Reads the exported scenarios by scanning for two keys (no JSON library
+# needed) and speaks the suite's JSON-lines protocol.
+SUITE = r"""#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+#include "fix/op.h"
+
+static std::vector<std::string> values(const std::string& text, const std::string& key) {
+  std::vector<std::string> out;
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    size_t start = at + key.size(), end = text.find_first_of(",}", start);
+    out.push_back(text.substr(start, end - start));
+  }
+  return out;
+}
+
+int main(int argc, char** argv) {
+  std::ifstream in(argv[1]);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto names = values(buf.str(), "\"name\": ");
+  auto sorted = values(buf.str(), "\"sorted_indices\": ");
+  int start = argc > 2 ? std::atoi(argv[2]) : 0;
+  Op* op = make_op();
+  for (int i = start; i < int(names.size()); ++i) {
+    std::printf("{\"start\": %d}\n", i);
+    std::fflush(stdout);
+    int y = op->apply(i, sorted[i] == "true"), want = 2 * i;
+    const char* ok = y == want ? "true" : "false";
+    std::printf("{\"record\": {\"scenario\": %s, \"device\": \"cpu\", \"error\": null, "
+                "\"status\": \"%s\", \"seconds\": 0, \"checks\": [{\"name\": \"forward\", "
+                "\"kind\": \"reference\", \"passed\": %s, \"observed\": %d, \"expected\": %d, "
+                "\"atol\": 0, \"rtol\": 0}]}}\n", names[i].c_str(), y == want ? "pass" : "fail",
+                ok, y, want);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+"""
+GOOD_PATCH = """--- a/fix/apply.cpp
++++ b/fix/apply.cpp
+@@ -5,2 +5,1 @@ int Op::apply(int i, bool sorted) const {
+-  if (sorted) return 2 * i + 1;
+   return 2 * i;
+"""
+NAMES = ("gmm/report_example/joint/sorted", "gmm/report_example/joint/unsorted",
+         "gmm/right_identity/sorted")
+
+
+def _sh(argv, cwd):
+    subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
+
+
+def make_fixture(root: Path, crash: bool = False, shared: bool = False):
+    src, build, suite = root / "src", root / "build", root / "suite"
+    (src / "fix").mkdir(parents=True)
+    (build / "CMakeFiles").mkdir(parents=True)
+    suite.mkdir()
+    (src / "fix" / "op.h").write_text(HEADER)
+    (src / "fix" / "op.cpp").write_text(FACTORY)
+    line = WRONG_AND_CRASH if crash else WRONG
+    (src / "fix" / "apply.cpp").write_text(APPLY.replace("SORTED", line))
+    (suite / "main.cpp").write_text(SUITE)
+    entries = []
+    for unit in ("op", "apply"):
+        argv = ["c++", f"-I{src}", "-O2", "-std=c++20", "-fPIC",
+                "-o", f"CMakeFiles/{unit}.cpp.o", "-c", str(src / "fix" / f"{unit}.cpp")]
+        _sh(argv, build)
+        entries.append({"directory": str(build), "command": shlex.join(argv),
+                        "file": str(src / "fix" / f"{unit}.cpp")})
+    (build / "compile_commands.json").write_text(json.dumps(entries))
+    objs = [f"CMakeFiles/{u}.cpp.o" for u in ("op", "apply")]
+    if shared:
+        _sh(["c++", "-shared", "-o", "libfix.so", *objs], build)
+    else:
+        _sh(["ar", "rcs", "libfix.a", *objs], build)
+    (build / "CMakeCache.txt").write_text(
+        f"BUILD_SHARED_LIBS:BOOL={'ON' if shared else 'OFF'}\nCMAKE_CXX_COMPILER:FILEPATH=/usr/bin/c++\n")
+    (root / "good.diff").write_text(GOOD_PATCH.replace(WRONG, line))
+    project = Project(name="fixture", marker="fix/op.h", archive="libfix.a",
+                      shared_names=("libfix.so",), suite_sources=(str(suite / "main.cpp"),),
+                      suite_include=str(src))
+    return src, build, project
+
+
+def scenarios():
+    by = {s.name: s for s in catalog.catalog()}
+    return [by[n] for n in NAMES]
+
+
+def run(root, project, src, build, patch=None, out=None, extra=()):
+    out = out or root / "out"
+    argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch",
+            str(patch or root / "good.diff"), "--out", str(out), "--cache", str(root / "cache"),
+            *extra]
+    return native_validate.main(argv, project=project, scenarios=scenarios()), out
+
+
+def one_line_exit_2(capsys, code, *fragments):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("build_and_test: "), err
+    for f in fragments:
+        assert f in err[0], err[0]
+    return err[0]
+
+
+@pytest.fixture
+def fixture(tmp_path):
+    src, build, project = make_fixture(tmp_path)
+    return tmp_path, src, build, project
+
+
+def test_pristine_and_patched_differ_and_everything_is_recorded(fixture, capsys):
+    root, src, build, project = fixture
+    code, out = run(root, project, src, build)
+    assert code == 0, capsys.readouterr()
+    comp = json.loads((out / "comparison.json").read_text())
+    rows = {r["scenario"]: (r["pristine"], r["patched"]) for r in comp["rows"]}
+    assert rows == {NAMES[0]: ("fail", "pass"), NAMES[1]: ("pass", "pass"),
+                    NAMES[2]: ("fail", "pass")}
+    assert comp["units"] == ["fix/apply.cpp"]
+    commands = json.loads((out / "commands.json").read_text())
+    ids = {c["id"] for c in commands}
+    assert {"compile-pristine-fix_apply_cpp", "compile-patched-fix_apply_cpp", "link-pristine",
+            "link-patched", "run-pristine", "run-patched", "compile-suite-main"} <= ids
+    for c in commands:
+        assert c["exit_code"] == 0 and (out / c["stdout"]).is_file() and (out / c["stderr"]).is_file()
+    compile_cmd = next(c for c in commands if c["id"] == "compile-patched-fix_apply_cpp")
+    assert "-O2" in compile_cmd["argv"] and "-std=c++20" in compile_cmd["argv"]
+    for name in ("results-pristine.json", "results-patched.json", "environment.json", "patch.diff"):
+        assert (out / name).is_file()
+    listed = {p for _, p in manifest.parse((out / manifest.NAME).read_text())}
+    assert listed == set(manifest.files(out))
+    # The user's checkout is untouched.
+    assert "2 * i + 1" in (src / "fix" / "apply.cpp").read_text()
+
+
+def test_second_run_reuses_suite_objects_and_o0_rewrites_flags(fixture, capsys):
+    root, src, build, project = fixture
+    run(root, project, src, build)
+    code, out = run(root, project, src, build, extra=("--opt", "O0"))
+    assert code == 0
+    commands = {c["id"]: c for c in json.loads((out / "commands.json").read_text())}
+    assert commands["compile-suite-main"].get("cached") is True
+    argv = commands["compile-pristine-fix_apply_cpp"]["argv"]
+    assert "-O0" in argv and "-O2" not in argv
+
+
+def test_a_patch_that_fixes_nothing_exits_1(fixture, capsys):
+    root, src, build, project = fixture
+    noop = root / "noop.diff"
+    noop.write_text(GOOD_PATCH.replace("-  if (sorted) return 2 * i + 1;\n",
+                                       "-  if (sorted) return 2 * i + 1;\n+  if (sorted) return 2 * i + 3;\n"))
+    code, _ = run(root, project, src, build, patch=noop)
+    assert code == 1
+
+
+def test_not_a_checkout(fixture, capsys):
+    root, src, build, project = fixture
+    empty = root / "empty"
+    empty.mkdir()
+    code, out = run(root, project, empty, build)
+    one_line_exit_2(capsys, code, "is not a fixture checkout", "fix/op.h")
+    assert not out.exists()
+
+
+def test_build_without_compile_commands(fixture, capsys):
+    root, src, build, project = fixture
+    (build / "compile_commands.json").unlink()
+    code, out = run(root, project, src, build)
+    one_line_exit_2(capsys, code, "lacks compile_commands.json")
+    assert not out.exists()
+
+
+def test_build_without_archive(fixture, capsys):
+    root, src, build, project = fixture
+    (build / "libfix.a").unlink()
+    code, out = run(root, project, src, build)
+    one_line_exit_2(capsys, code, "lacks libfix.a")
+    assert not out.exists()
+
+
+def test_shared_build(tmp_path, capsys):
+    src, build, project = make_fixture(tmp_path, shared=True)
+    code, out = run(tmp_path, project, src, build)
+    one_line_exit_2(capsys, code, "was built shared", "BUILD_SHARED_LIBS=OFF")
+    assert not out.exists()
+
+
+def test_patch_that_does_not_apply_names_the_hunk(fixture, capsys):
+    root, src, build, project = fixture
+    bad = root / "bad.diff"
+    bad.write_text(GOOD_PATCH + "@@ -6,2 +5,2 @@\n-  return 3 * i;\n+  return 2 * i;\n }\n")
+    code, out = run(root, project, src, build, patch=bad)
+    one_line_exit_2(capsys, code, "fix/apply.cpp hunk 2", "does not match")
+    assert not out.exists() and not list(root.glob(".out.*"))
+
+
+def test_compiler_failure_keeps_the_log_and_points_to_it(fixture, capsys):
+    root, src, build, project = fixture
+    broken = root / "broken.diff"
+    broken.write_text(GOOD_PATCH.replace("-  if (sorted) return 2 * i + 1;\n",
+                                         "-  if (sorted) return 2 * i + 1;\n+  this is not C++;\n"))
+    code, out = run(root, project, src, build, patch=broken)
+    line = one_line_exit_2(capsys, code, "compiling patched fix/apply.cpp failed")
+    log = Path(line.split("see ")[1])
+    assert log == out / "logs" / "compile-patched-fix_apply_cpp.err"
+    assert "error" in log.read_text()
+    assert not (out / "results-patched.json").exists()
+    listed = {p for _, p in manifest.parse((out / manifest.NAME).read_text())}
+    assert listed == set(manifest.files(out))
+
+
+def test_a_crash_is_recorded_and_the_other_binary_still_runs(tmp_path, capsys):
+    src, build, project = make_fixture(tmp_path, crash=True)
+    code, out = run(tmp_path, project, src, build)
+    one_line_exit_2(capsys, code, "crashed", NAMES[0])
+    pristine = json.loads((out / "results-pristine.json").read_text())
+    status = {r["scenario"]: r["status"] for r in pristine["records"]}
+    assert status == {NAMES[0]: "crashed", NAMES[1]: "pass", NAMES[2]: "fail"}
+    patched = json.loads((out / "results-patched.json").read_text())
+    assert {r["status"] for r in patched["records"]} == {"pass"}
+    ids = {c["id"] for c in json.loads((out / "commands.json").read_text())}
+    assert {"run-pristine", "run-pristine-2", "run-patched"} <= ids
