@@ -24,8 +24,8 @@ def add_parser(sub, name):
     p.add_argument("--to", dest="hi", metavar="V", help="newest release to test (inclusive)")
     p.add_argument("--only", metavar="V", nargs="+", help="test exactly these releases")
     p.add_argument("--probes", metavar="SCRIPT", nargs="+", default=[],
-                   help="extra probe scripts (exit 0 absent, 1 present, 125 cannot test), "
-                        "e.g. findings/*_repro.py from `mlx-vjpcheck fuzz`")
+                   help="extra probe scripts (taking --device cpu|gpu; exit 0 absent, 1 present, "
+                        "125 cannot test), e.g. findings/*_repro.py from `mlx-vjpcheck fuzz`")
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     p.add_argument("--out", metavar="DIR", default="artifacts/versions", help="run directory")
     p.add_argument("--cache-dir", metavar="DIR",

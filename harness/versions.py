@@ -296,7 +296,9 @@ def describe_exit(rc: int) -> str:
 
 
 def run_probe(py: Path, probe: Probe, device: str, timeout: float) -> dict:
-    cmd = [str(py), str(probe.path)] + (["--device", device] if probe.builtin else [])
+    # The probe contract (shipped probes and fuzz reproducers alike): --device cpu|gpu,
+    # one VERDICT line, exit 0/1/125.
+    cmd = [str(py), str(probe.path), "--device", device]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vjpcheck-probe-") as cwd:
         try:

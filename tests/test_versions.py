@@ -19,6 +19,8 @@ from harness import versions as V
 # A fake probe per behaviour: present from 0.3.0 on; cannot test on 0.1.0
 # then present from 0.2.0; aborts (a crash) on 0.2.0 and is absent otherwise.
 PROBE_A = """import sys, mlx
+if sys.argv[1:] != ['--device', 'cpu']:
+    sys.exit(3)   # every probe is told the device
 v = tuple(int(x) for x in mlx.__version__.split('.'))
 print('mlx', mlx.__version__)
 if v >= (0, 3, 0):
