@@ -185,9 +185,20 @@ def validate(ev: Evidence) -> list:
         raise BadInput(f"{ev.source}: unknown layout (no results*.json, "
                        f"{', '.join(LAYOUT_FILES)})")
     rc = validate_records.Recomputer()
-    return ([mg] + results_groups(ev, names, rc) + environment_groups(ev, names)
-            + native_groups(ev, names, verified) + fuzz_groups(ev, names, rc)
-            + versions_groups(ev, names, verified) + extra_groups(ev))
+    steps = [(results_groups, (ev, names, rc)), (environment_groups, (ev, names)),
+             (native_groups, (ev, names, verified)), (fuzz_groups, (ev, names, rc)),
+             (versions_groups, (ev, names, verified)), (extra_groups, (ev,))]
+    return [mg] + [g for fn, args in steps for g in _guarded(fn, *args)]
+
+
+def _guarded(fn, *args) -> list:
+    """A malformed file that slips past a checker's own guards fails its group, never crashes."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        g = Group(fn.__name__.replace("_groups", ""))
+        g.fail(f"cannot be checked: malformed content ({type(e).__name__}: {e})")
+        return [g]
 
 
 def report(groups: list) -> tuple:

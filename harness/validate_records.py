@@ -17,6 +17,25 @@ from .scenario import Scenario
 AGREE = 1e-12   # recorded vs recomputed float64 expected values: same maths, same numbers
 
 
+DTYPES = ("float32", "float16", "bfloat16", "float64", "uint32", "int32", "int64", "uint8")
+
+
+def _scenario_problems(d: dict) -> list:
+    """Fields the references ignore still have to be what a writer could have written."""
+    tensors = list((d.get("operands") or {}).values()) + [d.get(k) for k in ("lhs_indices", "rhs_indices",
+                                                                             "cotangent")]
+    out = [f"tensor dtype {t.get('dtype')!r} unknown" for t in tensors
+           if isinstance(t, dict) and t.get("dtype") not in DTYPES]
+    step = d.get("fd_step")
+    if step is not None and (not isinstance(step, (int, float)) or isinstance(step, bool) or not step > 0):
+        out.append(f"fd_step {step!r} is not a positive number")
+    if not isinstance(d.get("sorted_indices"), bool) or d.get("objective") not in ("vjp", "pair_loss"):
+        out.append("sorted_indices or objective malformed")
+    if not all(isinstance(d.get(k), str) for k in ("name", "op", "family", "description")):
+        out.append("name, op, family or description is not text")
+    return out
+
+
 class Recomputer:
     """Expected values per distinct scenario, computed once per validation run
     (records on several devices, or pristine and patched, share a scenario)."""
@@ -27,7 +46,13 @@ class Recomputer:
     def get(self, scen_dict: dict) -> tuple:
         key = json.dumps(scen_dict, sort_keys=True)
         if key not in self._cache:
+            problems = _scenario_problems(scen_dict)
+            if problems:
+                raise ValueError("; ".join(problems))
             s = Scenario.from_dict(scen_dict)
+            # Junk a lenient reader would coerce ("x" for a flag, true for 1.0) is refused.
+            if json.dumps(s.to_dict(), sort_keys=True) != key:
+                raise ValueError("scenario is not in the form Scenario.to_dict writes")
             self._cache[key] = (s, expect.expected(s))
         return self._cache[key]
 
@@ -50,15 +75,42 @@ def agree(recorded, recomputed) -> bool:
     return a.shape == b.shape and bool(np.all(np.abs(a - b) <= AGREE * (1.0 + np.abs(b))))
 
 
+def _close(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return isinstance(a, (int, float)) and not isinstance(a, bool) and abs(a - b) <= 1e-9 * (1 + abs(b))
+
+
+def _worst_problems(c: dict, new: dict) -> list:
+    """The recorded worst element is one the rule ranks worst (ties may pick another)."""
+    idx, want = c.get("worst_index"), new["worst_index"]
+    if idx != want and want is not None and new["worst_error"] is not None:
+        try:   # a tie: same error and tolerance at the recorded index
+            exp = np.abs(_arr(new["expected"]))
+            k = tuple(int(i) for i in idx)
+            err = abs(_arr(new["observed"])[k] - _arr(new["expected"])[k])
+            tol = c["atol"] + c["rtol"] * exp[k]
+            if len(k) == exp.ndim and _close(float(err), new["worst_error"]) \
+                    and _close(float(tol), new["worst_tolerance"]):
+                want = idx
+        except (TypeError, ValueError, IndexError, KeyError):
+            pass
+    if idx != want or not _close(c.get("worst_error"), new["worst_error"]) \
+            or not _close(c.get("worst_tolerance"), new["worst_tolerance"]):
+        return [f"recorded worst element {idx} (error {c.get('worst_error')!r}) but recomputation gives "
+                f"{new['worst_index']} (error {new['worst_error']!r})"]
+    return []
+
+
 def _verdict_matches(c: dict, new: dict) -> list:
     out = []
     if bool(c.get("passed")) != new["passed"] or c.get("passed") not in (True, False):
         out.append(f"recorded passed={c.get('passed')!r} but recomputation gives {new['passed']}")
     elif c.get("reason") != new["reason"]:
         out.append(f"recorded reason {c.get('reason')!r} but recomputation gives {new['reason']!r}")
-    if list(c.get("observed_shape") or []) != new["observed_shape"]:
-        out.append("recorded observed_shape does not match the observed values")
-    return out
+    if c.get("observed_shape") != new["observed_shape"] or c.get("expected_shape") != new["expected_shape"]:
+        out.append("recorded shapes do not match the values")
+    return out + _worst_problems(c, new)
 
 
 def _tolerance_problems(c: dict, want: tuple) -> list:
@@ -154,6 +206,9 @@ def _status_problems(s, rec, rechecked: list) -> list:
     # like any other and are rechecked above; the status must still say error.
     if status in ("crashed", "error") and (not isinstance(error, str) or not error):
         out.append(f"status {status} without an error message")
+    secs = rec.get("seconds")
+    if secs is not None and (not isinstance(secs, (int, float)) or isinstance(secs, bool) or not secs >= 0):
+        out.append(f"seconds {secs!r} is not a duration")
     derived = verdict.status(rechecked, error, crashed=(status == "crashed"))
     if derived != status:
         out.append(f"recorded status {status!r} but the checks give {derived!r}")
@@ -166,6 +221,11 @@ def _status_problems(s, rec, rechecked: list) -> list:
 
 def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, strict=True) -> None:
     """Add one item per recorded check plus one for the record's status to `group`."""
+    with np.errstate(all="ignore"):   # forged values may overflow; the check fails, quietly
+        _check_record(group, where, scen_dict, rec, rc, strict)
+
+
+def _check_record(group, where, scen_dict, rec, rc, strict) -> None:
     try:
         s, exp = rc.get(scen_dict)
         ref_tol, fd_tol = checks.tolerance(dtype_of(s)), checks.tolerance(dtype_of(s), "fd")
@@ -173,7 +233,8 @@ def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, 
         group.fail(f"{where}: scenario cannot be recomputed ({type(e).__name__}: {e})")
         return
     recorded = rec.get("checks")
-    if not isinstance(recorded, list) or not all(isinstance(c, dict) and "name" in c for c in recorded):
+    if not isinstance(recorded, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                                 for c in recorded):
         group.fail(f"{where}: checks is not a list of named checks")
         return
     by_name = {c["name"]: c for c in recorded}
@@ -188,14 +249,17 @@ def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, 
                 reasons, new = _fd_check(c, rec, by_name, exp, fd_tol, forward_ok)
             else:
                 reasons, new = _other_check(c)
-        except (TypeError, ValueError) as e:
+        except Exception as e:   # hostile JSON: a malformed value is a failed check, not a crash
             reasons, new = [f"malformed check ({type(e).__name__}: {e})"], dict(c, passed=False)
         group.item(reasons, f"{where}: {c['name']}")
         rechecked.append(new)
     names = [c["name"] for c in recorded]
-    problems = _names_problems(s, exp, rec, names, strict)
-    if strict or "status" in rec:
-        problems += _status_problems(s, rec, rechecked)
+    try:
+        problems = _names_problems(s, exp, rec, names, strict)
+        if strict or "status" in rec:
+            problems += _status_problems(s, rec, rechecked)
+    except Exception as e:
+        problems = [f"malformed record ({type(e).__name__}: {e})"]
     group.item(problems, f"{where}: status")
 
 
@@ -233,14 +297,14 @@ def check_results(group, name: str, data, rc: Recomputer) -> None:
             continue
         key = (rec.get("scenario"), rec.get("device"))
         where = f"{name}: {key[0]} on {key[1]}"
-        if key in seen or key[0] not in scenarios:
+        if not all(isinstance(k, str) for k in key) or key in seen or key[0] not in scenarios:
             group.fail(f"{where}: duplicate record or unknown scenario")
             continue
         seen.add(key)
         check_record(group, where, scenarios[key[0]], rec, rc)
     try:
         want = results.summary([r for r in recs if isinstance(r, dict)])
-    except (KeyError, TypeError) as e:
+    except Exception as e:
         want = f"uncomputable ({e})"
     group.check(data.get("summary") == want,
                 f"{name}: summary {data.get('summary')} does not match the records ({want})")

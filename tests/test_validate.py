@@ -218,3 +218,41 @@ def test_scenario_shared_by_records_is_computed_once(monkeypatch):
     validate_records.check_results(g, "results.json", data, validate_records.Recomputer())
     assert g.passed, g.failures
     assert len(calls) == len(data["scenarios"]) and len(set(calls)) == len(calls)
+
+
+def _mutations(data, rng, n):
+    """Paths to random leaves, each replaced by a value of another JSON type."""
+    leaves = []
+
+    def walk(x, path):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, path + [k])
+        elif isinstance(x, list) and x:
+            for i, v in enumerate(x[:3]):
+                walk(v, path + [i])
+        else:
+            leaves.append(path)
+    walk(data, [])
+    junk = [None, "x", -1, 1e308, [], {}, [[1.0]], True, float("nan")]
+    for k in rng.choice(len(leaves), size=n, replace=False):
+        yield leaves[k], junk[rng.integers(len(junk))]
+
+
+def test_malformed_results_never_crash_the_validator():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    base = fx.results_data()
+    rejected = 0
+    for path, value in _mutations(base, rng, 150):
+        data = copy.deepcopy(base)
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        if target[path[-1]] == value:
+            continue
+        target[path[-1]] = value
+        g = Group("t")
+        validate_records.check_results(g, "results.json", data, validate_records.Recomputer())
+        rejected += not g.passed
+    assert rejected > 100   # most edits must be caught (some, like 'seconds', carry no claim)
