@@ -144,6 +144,16 @@ def _tamper_cases():
     def tags(rec):
         rec["expects_defect"] = False
 
+    def worst(rec):   # the nearest miss reported as nearer than it was
+        c = next(c for c in rec["checks"] if c["name"] == "grad:a")
+        c["worst_error"] = c["worst_error"] / 2
+
+    def shape(rec):
+        rec["checks"][0]["expected_shape"] = [1]
+
+    def seconds(rec):
+        rec["seconds"] = -1.0
+
     return {"expected": (expected, "recorded expected values differ"),
             "tolerance": (widen, "differs from the table"),
             "observed": (flip_observed, "recorded passed=False but recomputation gives True"),
@@ -151,7 +161,10 @@ def _tamper_cases():
             "dropped": (drop_failing_checks, "checks missing for"),
             "extra": (extra_check, "unexpected checks"),
             "fd": (fd_values, "finite differences disagree with the reference gradient"),
-            "tags": (tags, "expects_defect does not follow")}
+            "tags": (tags, "expects_defect does not follow"),
+            "worst": (worst, "recorded worst element"),
+            "shape": (shape, "recorded shapes do not match the values"),
+            "seconds": (seconds, "seconds -1.0 is not a duration")}
 
 
 @pytest.mark.parametrize("case", sorted(_tamper_cases()))
@@ -179,6 +192,17 @@ def test_error_record_keeps_its_checks_but_cannot_claim_pass():
     g = Group("t")
     validate_records.check_record(g, "rec", scen, rec, validate_records.Recomputer())
     assert any("recorded status 'pass' but the checks give 'error'" in f for f in g.failures), g.failures
+
+
+@pytest.mark.parametrize("field,value,reason", [("sorted_indices", "x", "sorted_indices or objective"),
+                                                ("fd_step", -1, "fd_step -1 is not a positive number"),
+                                                ("op", "no_such_op", "unknown op 'no_such_op'")])
+def test_malformed_scenario_rejected(field, value, reason):
+    data = fx.results_data()
+    rec = _failing_record(data)
+    data["scenarios"][rec["scenario"]][field] = value
+    g = _record_failures(data, rec)
+    assert any("scenario cannot be recomputed" in f and reason in f for f in g.failures), g.failures
 
 
 def test_crashed_record_without_error_rejected():
