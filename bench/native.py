@@ -1,0 +1,89 @@
+"""One full native validation from an existing build, beside its floor.
+
+Usage: python bench/native.py --mlx-source DIR --mlx-build DIR [--opt O0|as-built] [--repeat N]
+       (defaults: $MLX_SOURCE_ROOT, $MLX_CPU_BUILD, --opt O0)
+
+Validation: `python build_and_test.py ...` as a user runs it, with the suite's
+objects already cached (a first, untimed run fills the cache).
+Floor: compiling the touched unit once with the same flags plus one link of
+the suite ahead of the archive -- the least any pristine/patched check costs.
+Target: validation <= 1.5 x floor (about 8 s on 2 cores at -O0).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness import native_build as nb  # noqa: E402
+from harness import native_patch, native_validate as nv  # noqa: E402
+
+
+def validation(args, out: Path) -> float:
+    argv = [sys.executable, str(ROOT / "build_and_test.py"), "--mlx-source", args.mlx_source,
+            "--mlx-build", args.mlx_build, "--out", str(out), "--opt", args.opt]
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        sys.exit(f"bench/native.py: build_and_test.py exited {p.returncode}: "
+                 f"{(p.stderr.strip().splitlines() or ['?'])[-1]}")
+    return took
+
+
+def floor(args, tmp: Path) -> tuple:
+    """(compile seconds, link seconds) for one unit and one link, run sequentially."""
+    src, build = Path(args.mlx_source).resolve(), Path(args.mlx_build)
+    units = nb.units(build, src)
+    rel = native_patch.touched(Path(args.patch).read_text())[0]
+    unit = units[rel]
+    rec = nb.Recorder(tmp / "rec")
+    suite = nv.suite_objects(nb.MLX, unit, src, nv.default_cache(), rec, 1)
+    obj = tmp / "unit.o"
+    argv = [unit.compiler, *nb.with_opt(unit.flags, args.opt), "-c", src / rel, "-o", obj]
+    c = rec.run("floor-compile", argv, unit.directory)
+    archive = nb.find_archive(build, nb.MLX)
+    libs = nb.archive_libraries(nb.read_cache(build))
+    exe = tmp / "floor-exe"
+    link = rec.run("floor-link", [unit.compiler, "-o", exe, *suite, obj, archive, *libs], tmp)
+    if c["exit_code"] or link["exit_code"]:
+        sys.exit("bench/native.py: the floor's compile or link failed")
+    return c["seconds"], link["seconds"]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--mlx-source", default=os.environ.get("MLX_SOURCE_ROOT"))
+    p.add_argument("--mlx-build", default=os.environ.get("MLX_CPU_BUILD"))
+    p.add_argument("--patch", default=str(nv.DEFAULT_PATCH))
+    p.add_argument("--opt", choices=("O0", "as-built"), default="O0")
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    if not (args.mlx_source and args.mlx_build):
+        p.error("give --mlx-source and --mlx-build (or set MLX_SOURCE_ROOT and MLX_CPU_BUILD)")
+    with tempfile.TemporaryDirectory(prefix="bench-native-") as t:
+        tmp = Path(t)
+        validation(args, tmp / "prime")   # fills the suite-object cache; untimed
+        runs = [validation(args, tmp / f"run{i}") for i in range(args.repeat)]
+        floors = [floor(args, tmp / f"floor{i}") for i in range(args.repeat)]
+    v = statistics.median(runs)
+    fc = statistics.median(f[0] for f in floors)
+    fl = statistics.median(f[1] for f in floors)
+    print(f"cpus: {os.cpu_count()}  opt: {args.opt}  load average: {os.getloadavg()[0]:.2f}")
+    print(f"validation (build_and_test.py, warm suite cache): median {v:.2f} s "
+          f"over {len(runs)} [{', '.join(f'{x:.2f}' for x in runs)}]")
+    print(f"floor (compile touched unit once {fc:.2f} s + one link {fl:.2f} s): {fc + fl:.2f} s")
+    print(f"ratio: {v / (fc + fl):.2f} x floor (target <= 1.5)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
