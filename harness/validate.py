@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import PurePosixPath
 
@@ -228,5 +229,8 @@ def main(argv=None, prog="validate_artifacts.py") -> int:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
     lines, passed = report(groups)
-    print("\n".join(lines))
+    try:
+        print("\n".join(lines), flush=True)
+    except BrokenPipeError:   # `| head`: the reader left; the exit code still tells
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0 if passed else 1
