@@ -20,13 +20,6 @@ def template(tmp_path_factory):
             "fuzz": fx.fuzz_dir(root / "fuzz"), "versions": fx.versions_dir(root / "versions")}
 
 
-@pytest.fixture
-def copy_of(template, tmp_path):
-    def make(kind):
-        return Path(shutil.copytree(template[kind], tmp_path / kind))
-    return make
-
-
 @pytest.mark.parametrize("kind", ["run", "native", "fuzz", "versions"])
 def test_clean_evidence_validates(template, kind):
     rc, out, err = fx.check(template[kind])
