@@ -138,9 +138,11 @@ def archive_libraries(cache: dict) -> list:
     return libs + [f for f in ("-lpthread", "-ldl", "-lm") if f not in libs]
 
 
-def is_shared(build: Path, project: Project, cache: dict) -> bool:
-    if cache.get("BUILD_SHARED_LIBS", "").upper() in ("ON", "1", "TRUE", "YES"):
-        return True
+def shared_in_cache(cache: dict) -> bool:
+    return cache.get("BUILD_SHARED_LIBS", "").upper() in ("ON", "1", "TRUE", "YES", "Y")
+
+
+def has_shared_library(build: Path, project: Project) -> bool:
     return any(next(build.rglob(n), None) for n in project.shared_names)
 
 

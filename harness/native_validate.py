@@ -54,11 +54,11 @@ def check_build(build: Path, project: Project) -> Path:
         raise InputError(f"--mlx-build {build} lacks compile_commands.json "
                          "(configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)")
     cache = nb.read_cache(build)
-    if nb.is_shared(build, project, cache):
+    archive = nb.find_archive(build, project)
+    if nb.shared_in_cache(cache) or (archive is None and nb.has_shared_library(build, project)):
         raise InputError(f"--mlx-build {build} was built shared (BUILD_SHARED_LIBS=ON); the patched "
                          f"units must be linked ahead of a static {project.archive}: "
                          "reconfigure with -DBUILD_SHARED_LIBS=OFF")
-    archive = nb.find_archive(build, project)
     if archive is None:
         raise InputError(f"--mlx-build {build} lacks {project.archive} (build it first: "
                          f"cmake --build {build})")
@@ -264,6 +264,7 @@ def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-bu
     jobs = jobs or os.cpu_count() or 2
     first = all_units[next(iter(units_text))]
     libs = nb.archive_libraries(nb.read_cache(build))
+    print(f"patch touches: {', '.join(units_text)}", flush=True)
     outcome = {}
     with rundir.staged(out) as tmp, tempfile.TemporaryDirectory(prefix="vjpcheck-native-") as w:
         tmp, work = Path(tmp), Path(w)
