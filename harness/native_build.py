@@ -180,10 +180,11 @@ class Recorder:
             rc, out, err = 127, "", f"{type(e).__name__}: {e}\n"
         return self._keep(cid, argv, cwd, rc, round(time.perf_counter() - t0, 3), out, err)
 
-    def replay(self, cid: str, cached: dict) -> dict:
-        """A command whose output was reused from the object cache, marked as such."""
-        return self._keep(cid, cached["argv"], cached["cwd"], cached["exit_code"], cached["seconds"],
-                          cached["stdout"], cached["stderr"], cached=True)
+    def replay(self, cid: str, done: dict, cached: bool = True) -> dict:
+        """A command run earlier (by default: reused from the object cache, marked as such)."""
+        extra = {"cached": True} if cached else {}
+        return self._keep(cid, done["argv"], done["cwd"], done["exit_code"], done["seconds"],
+                          done["stdout"], done["stderr"], **extra)
 
     def save(self) -> None:
         atomic.write_json(self.root / "commands.json", sorted(self.entries, key=lambda e: e["id"]))

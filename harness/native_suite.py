@@ -8,6 +8,7 @@ Nothing here imports mlx.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -55,9 +56,11 @@ def build_wheel(build_dir, log=None) -> Path:
                       f"-DPython_EXECUTABLE={sys.executable}", "-DCMAKE_BUILD_TYPE=Release"])
     steps.append(["cmake", "--build", str(build_dir), "--target", BINARY])
     for argv in steps:
+        t0 = time.perf_counter()
         out = subprocess.run(argv, capture_output=True, text=True)
         if log is not None:
-            log.append({"argv": argv, "exit_code": out.returncode, "stdout": out.stdout,
+            log.append({"argv": argv, "cwd": os.getcwd(), "exit_code": out.returncode,
+                        "seconds": round(time.perf_counter() - t0, 3), "stdout": out.stdout,
                         "stderr": out.stderr})
         if out.returncode != 0:
             tail = (out.stderr.strip() or out.stdout.strip()).splitlines()[-1:] or ["(no output)"]

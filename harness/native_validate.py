@@ -302,6 +302,7 @@ def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-bu
 def _build_and_run(project, src, first, units_text, all_units, archive, libs, work, opt, rec,
                    jobs, scenarios, cache, tmp) -> dict:
     input_path = native_suite.write_input(scenarios, work / "scenarios.json")
+    shutil.copyfile(input_path, tmp / "scenarios.json")   # the binaries' exact input, kept
     with cf.ThreadPoolExecutor(2) as pool:   # suite objects and both units at once
         suite_f = pool.submit(suite_objects, project, first, src, Path(cache or default_cache()),
                               rec, jobs)
