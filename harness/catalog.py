@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from . import family, opinfo
 from .scenario import Scenario, Tensor
 
 FD_STEP = 1.0 / 16
@@ -227,7 +228,7 @@ def quantized(bits):
 
 BUILDERS = (report_example, left_selections, right_selections, both_explicit, broadcasting,
             layouts, cotangents, matmul_controls, loss_and_hessian, backing_tails,
-            lambda: quantized(4), lambda: quantized(8))
+            lambda: quantized(4), lambda: quantized(8), family.catalog_scenarios)
 
 
 def with_flag(s: Scenario, flag: bool) -> Scenario:
@@ -241,4 +242,11 @@ def catalog() -> list:
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
         raise ValueError(f"duplicate scenario names: {sorted(dupes)}")
-    return [with_flag(s, flag) for s in base for flag in (True, False)]
+    return [v for s in base for v in variants(s)]
+
+
+def variants(s: Scenario) -> list:
+    """Sorted and unsorted for ops with the flag; ops without it appear once."""
+    if not opinfo.get(s.op).has_sorted_flag:
+        return [s]
+    return [with_flag(s, flag) for flag in (True, False)]

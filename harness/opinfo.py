@@ -82,3 +82,6 @@ def get(name: str) -> OpInfo:
         return OPS[name]
     except KeyError:
         raise ValueError(f"unknown op {name!r}; registered: {', '.join(sorted(OPS))}") from None
+
+
+from . import family  # noqa: F401,E402  registers the gather family

@@ -76,7 +76,7 @@ def _gradient(check: dict, s) -> str:
         return "forward"
     if name.startswith("fd:") or name == "twice:vjp":
         return "+".join(s.wrt)
-    return "grad-" + name.split(":", 1)[1]
+    return "grad-" + name.split(":", 1)[1].split("#")[0]
 
 
 def classify(s, rec: dict, vjp_error: BaseException | None) -> list:
@@ -122,7 +122,7 @@ def run_case(s, device: str, fd_seed: int = 0, on_stage=None) -> Outcome:
         stage("oracles", [fwd_check])
         rec["checks"] = (oracles.reference(s, exp, y, grads) + oracles.metamorphic(s, cot, grads)
                          + oracles.finite_differences(s, cot, grads, fd_seed)
-                         + oracles.backward_twice(s, cot, grads))
+                         + oracles.backward_twice(s, cot, grads, exp))
     rec["status"] = verdict.status(rec["checks"], rec["error"])
     rec["seconds"] = round(time.perf_counter() - t0, 6)
     failures = classify(s, rec, vjp_error)
@@ -145,8 +145,10 @@ def crashed(s, device: str, stage: str, done: list, how: str, detail: str) -> Ou
     return Outcome(s, "fail", rec, failures)
 
 
-def to_json(o: Outcome) -> dict:
-    return {"status": o.status, "record": o.record, "failures": o.failures, "reason": o.reason}
+def to_json(o: Outcome, compact: bool = False) -> dict:
+    """compact: leave out the record (a passing case's values are never written)."""
+    return {"status": o.status, "record": None if compact else o.record, "failures": o.failures,
+            "reason": o.reason}
 
 
 def from_json(s, d: dict) -> Outcome:

@@ -25,6 +25,7 @@ class WorkerError(RuntimeError):
 class Worker:
     def __init__(self, device: str):
         self.device, self.proc, self.err = device, None, None
+        self.dead_between_cases = 0
 
     def _start(self):
         self.err = tempfile.TemporaryFile(mode="w+")
@@ -41,11 +42,24 @@ class Worker:
         lines = [ln.strip() for ln in self.err.read().splitlines() if ln.strip()]
         return lines[-1][:300] if lines else ""
 
+    def _send(self, msg: str) -> None:
+        """A worker that died after its last outcome (a late abort on an MLX
+        thread, say) is replaced; the new case then runs in a fresh one."""
+        for attempt in (0, 1):
+            if self.proc is None:
+                self._start()
+            try:
+                self.proc.stdin.write(msg)
+                self.proc.stdin.flush()
+                return
+            except (BrokenPipeError, OSError):
+                self.dead_between_cases += 1
+                self.close()
+                if attempt:
+                    raise WorkerError("fuzz worker keeps dying before reading a case")
+
     def run(self, s, fd_seed: int = 0) -> engine.Outcome:
-        if self.proc is None:
-            self._start()
-        self.proc.stdin.write(json.dumps({"scenario": s.to_dict(), "fd_seed": fd_seed}) + "\n")
-        self.proc.stdin.flush()
+        self._send(json.dumps({"scenario": s.to_dict(), "fd_seed": fd_seed}) + "\n")
         stage, done = "forward", []
         for line in self.proc.stdout:
             msg = json.loads(line)
@@ -66,7 +80,10 @@ class Worker:
     def close(self):
         if self.proc is not None:
             if self.proc.poll() is None:
-                self.proc.stdin.close()
+                try:
+                    self.proc.stdin.close()
+                except OSError:
+                    pass
                 try:
                     self.proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:

@@ -85,8 +85,7 @@ def reference():
 # --- the MLX side, in a child process -----------------------------------------
 
 def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    print("@@" + json.dumps(obj), flush=True)
 
 
 def child(device, sorted_flag):
@@ -132,11 +131,14 @@ def run_child(device, sorted_flag):
     cmd = [sys.executable, __file__, "--child", "--device", device]
     proc = subprocess.run(cmd + (["--sorted"] if sorted_flag else []), capture_output=True,
                           text=True, timeout=600)
-    res = {"stage": None}
-    for line in proc.stdout.splitlines():
-        res.update(json.loads(line))
+    res, other = {"stage": None}, []
+    for line in proc.stdout.splitlines():   # native libraries may print here too
+        if line.startswith("@@"):
+            res.update(json.loads(line[2:]))
+        elif line.strip():
+            other.append(line.strip())
     if "grads" not in res and not any(k.endswith("_error") for k in res):
-        tail = (proc.stderr.strip().splitlines() or [""])[-1][:200]
+        tail = (other + proc.stderr.strip().splitlines() or [""])[-1][:200]
         res["died"] = f"process exited with code {proc.returncode} during the {res['stage']}" + (
             f" ({tail})" if tail else "")
     return res

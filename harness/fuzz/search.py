@@ -13,13 +13,50 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis.errors import HypothesisException, NoSuchExample
 
 from . import database, findings, strategies
 
 ROUND_EXAMPLES = 400      # generated cases per round before a fresh random stream
-SHRINK_CASES = 400        # evaluated cases allowed for shrinking one finding
+SHRINK_CASES = 250        # evaluated cases allowed for shrinking one finding
+
+
+class _Found(Exception):
+    pass
+
+
+def find_seeded(strategy, condition, settings_, seed: int, key: bytes):
+    """hypothesis.find, except that a seed does not switch the example database
+    off (hypothesis's @seed does): the campaign needs both, a reproducible
+    random stream and replay of parked and saved counterexamples."""
+    last = []
+
+    @settings_
+    @given(strategy)
+    def test(v):
+        if condition(v):
+            last[:] = [v]
+            raise _Found
+
+    test._hypothesis_internal_use_seed = seed
+    test._hypothesis_internal_database_key = key
+    try:
+        test()
+    except _Found:
+        return last[0]
+    raise NoSuchExample("no new defect in this round")
+
+
+def choices_of_current_case():
+    """The choice sequence hypothesis drew for the case being evaluated, as
+    database bytes (None where this hypothesis version hides it)."""
+    try:
+        from hypothesis.control import current_build_context
+        from hypothesis.database import choices_to_bytes
+        return choices_to_bytes(current_build_context().data.choices)
+    except Exception:
+        return None
 
 
 class _Stop(BaseException):
@@ -50,10 +87,12 @@ class Campaign:
     def __init__(self, run_case, ops, dtypes, seed=0, budget_s=60.0, max_cases=None,
                  db=None, on_event=None, device="cpu"):
         self.run_case, self.ops, self.seed, self.device = run_case, list(ops), seed, device
-        self.budget_s, self.max_cases, self.db = budget_s, max_cases, db
+        self.budget_s, self.max_cases = budget_s, max_cases
+        self.db = db if db is not None else database.CampaignDatabase(None)
         self.strategy = strategies.cases(self.ops, dtypes)
         self.on_event = on_event or (lambda kind, payload: None)
-        self.stats, self.found, self.cache = Stats(), [], {}
+        self.stats, self.found, self.cache, self.parked = Stats(), [], {}, {}
+        self.key = database.key(self.ops)
 
     # -- evaluation ---------------------------------------------------------
     def over_budget(self) -> bool:
@@ -84,8 +123,24 @@ class Campaign:
     # -- rounds ---------------------------------------------------------------
     def _settings(self):
         return settings(max_examples=ROUND_EXAMPLES, deadline=None, database=self.db,
-                        suppress_health_check=list(HealthCheck),
-                        phases=(Phase.reuse, Phase.generate, Phase.shrink))
+                        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                        verbosity=Verbosity.quiet, phases=(Phase.reuse, Phase.generate, Phase.shrink))
+
+    def park(self, sig: str) -> None:
+        """A new defect seen while shrinking another: a later round starts from it."""
+        if sig in self.parked:
+            return
+        data = choices_of_current_case()
+        if data is not None:
+            self.parked[sig] = data
+
+    def next_focus(self, known: set):
+        """The oldest parked case whose defect is still unreported (or None)."""
+        for sig in list(self.parked):
+            data = self.parked.pop(sig)
+            if sig not in known:
+                return data
+        return None
 
     def one_round(self, known: set):
         state = {"lock": None, "last": None, "best": None, "first_t": None, "first_cases": 0,
@@ -98,7 +153,10 @@ class Campaign:
                 raise _ShrinkCap
             out = self.evaluate(s)
             sig = out.signature
-            if sig is None or sig in known or (state["lock"] not in (None, sig)):
+            if sig is None or sig in known:
+                return False
+            if state["lock"] not in (None, sig):
+                self.park(sig)
                 return False
             if state["lock"] is None:
                 state.update(lock=sig, first_t=self.stats.elapsed(), first_cases=self.stats.cases,
@@ -111,10 +169,10 @@ class Campaign:
 
         rnd = random.Random(self.seed * 1_000_003 + self.stats.rounds)
         self.stats.rounds += 1
+        self.db.focus = self.next_focus(known)
         shrunk = True
         try:
-            find(self.strategy, condition, settings=self._settings(), random=rnd,
-                 database_key=database.key(self.ops))
+            find_seeded(self.strategy, condition, self._settings(), rnd.getrandbits(64), self.key)
         except NoSuchExample:
             return None
         except _ShrinkCap:

@@ -8,17 +8,32 @@ Out: {"stage": name, "checks": [...]} before each MLX stage, then
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 
 
+_PROTO = None
+
+
+def _protocol_channel():
+    """Keep the protocol on a private copy of fd 1 and point fd 1 at stderr:
+    native libraries print to stdout (BLAS's xerbla does, then exits), and
+    their lines must not interleave with the JSON."""
+    global _PROTO
+    _PROTO = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
 def _emit(obj) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    _PROTO.write(json.dumps(obj) + "\n")
+    _PROTO.flush()
 
 
 def main(argv=None) -> int:
     device = (argv or sys.argv[1:])[0]
+    _protocol_channel()
     from .. import devices, opinfo, scenario
     from . import engine
     opinfo.load_plugins()
@@ -33,7 +48,7 @@ def main(argv=None) -> int:
         except Exception:   # a harness bug must surface, never read as an MLX crash
             _emit({"harness_error": traceback.format_exc()})
             continue
-        _emit({"outcome": engine.to_json(out)})
+        _emit({"outcome": engine.to_json(out, compact=out.status == "pass")})
     return 0
 
 
