@@ -112,3 +112,20 @@ def test_reference_error_is_an_error_record_not_a_crash(binary, tmp_path):
     path = native_suite.write_input([s], tmp_path / "in.json")
     (rec,) = native_suite.run_binary(binary, path).records
     assert rec["status"] == "error" and "out of range" in rec["error"]
+
+
+def test_wheel_run_writes_a_run_directory(binary, tmp_path):
+    import argparse
+
+    from harness import manifest, native_wheel
+    out = tmp_path / "nw"
+    args = argparse.Namespace(filter="gmm/report_example/joint/unsorted", out=str(out),
+                              build_dir=str(BUILD_DIR))
+    assert native_wheel.main(args) == 0
+    data = results.load(out / "results.json")
+    assert data["kind"] == "native-wheel" and data["summary"]["pass"] == 1
+    commands = json.loads((out / "commands.json").read_text())
+    assert [c["id"] for c in commands] == ["build-1", "run-1"]
+    assert all(c["exit_code"] == 0 for c in commands)
+    listed = {p for _, p in manifest.parse((out / manifest.NAME).read_text())}
+    assert listed == set(manifest.files(out)) and "scenarios.json" in listed
