@@ -6,9 +6,10 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from hypothesis import HealthCheck, find, settings
+from hypothesis import HealthCheck, Phase, find, settings
 
 from . import database, findings, pool, progress, search, strategies
 
@@ -21,7 +22,8 @@ def minimal_case(op: str, dtype: str):
     calls without index arrays may take a plain-matmul path with wider support."""
     gathers = lambda s: s.lhs_indices is not None or s.rhs_indices is not None  # noqa: E731
     return find(strategies.STRATEGIES[op]((dtype,)), gathers, random=random.Random(0),
-                settings=settings(database=None, max_examples=10, suppress_health_check=list(HealthCheck)))
+                settings=settings(database=None, max_examples=50, phases=(Phase.generate,),
+                                  suppress_health_check=list(HealthCheck)))
 
 
 def supported_dtypes(worker, ops) -> dict:
@@ -39,8 +41,10 @@ def fd_seed(s) -> int:
 
 
 def run_single(ops, device, seed, budget_s, max_cases, db_path, show=True) -> dict:
+    t0 = time.monotonic()
     with pool.Worker(device) as w:
         dtypes = supported_dtypes(w, ops)
+        setup_s = time.monotonic() - t0
         with progress.display(budget_s, show) as on_event:
             camp = search.Campaign(lambda s, n: w.run(s, fd_seed(s)), ops, dtypes, seed=seed,
                                    budget_s=budget_s, max_cases=max_cases,
@@ -49,7 +53,7 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, show=True) -> di
     st = camp.stats
     elapsed = st.elapsed()
     info = {"schema": SCHEMA, "seed": seed, "seeds": [seed], "budget_s": budget_s, "max_cases": max_cases,
-            "device": device, "ops": ops, "dtypes": dtypes, "shards": 1,
+            "device": device, "ops": ops, "dtypes": dtypes, "shards": 1, "setup_s": round(setup_s, 3),
             "database": None if str(db_path).lower() == "none" else str(db_path),
             "stats": {"cases": st.cases, "passed": st.passed, "failed": st.failed,
                       "invalid": st.invalid, "unconfirmed": st.unconfirmed,
