@@ -18,13 +18,12 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from . import atomic, environment, native_build as nb, native_patch, native_suite, rundir
+from . import atomic, environment, native_build as nb, native_cache, native_patch, native_suite, rundir
 from .native_build import BuildError, Project
 
 VARIANTS = ("pristine", "patched")
@@ -89,103 +88,74 @@ def check_patch(patch: Path, src: Path, all_units: dict) -> tuple:
     return text, out
 
 
-# --- the suite's own objects: compiled once per (sources, flags, headers) -----
+# --- compiling: suite and pristine objects cached, the patched unit always fresh ---
 
-def _suite_key(project: Project, unit: nb.Unit, src: Path) -> str:
-    h = hashlib.sha256(json.dumps([unit.compiler, unit.flags, compiler_version(unit.compiler)]).encode())
-    suite_files = [p for p in sorted(Path(project.suite_include).rglob("*")) if p.is_file()]
-    for path in suite_files + [Path(p) for p in project.suite_sources]:
-        h.update(path.name.encode() + path.read_bytes())
-    top = src / Path(project.marker).parts[0]
-    for path in sorted(top.rglob("*.h")):  # the library headers the suite compiles against
-        h.update(str(path.relative_to(src)).encode() + path.read_bytes())
-    return h.hexdigest()[:24]
+def _headers(project: Project, src: Path) -> str:
+    """The library headers every object here compiles against."""
+    return native_cache.tree_digest(src / Path(project.marker).parts[0], "*.h")
 
 
-def compiler_version(compiler: str) -> str:
-    try:
-        return subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        return ""
+def suite_objects(project, unit, headers, ctx) -> list:
+    suite = [p for p in sorted(Path(project.suite_include).rglob("*")) if p.is_file()]
+    key = "suite-" + native_cache.digest(unit.compiler, list(unit.flags),
+                                         native_cache.compiler_version(unit.compiler), headers,
+                                         *[p.name.encode() + p.read_bytes() for p in suite],
+                                         *[Path(p).read_bytes() for p in project.suite_sources])
+    jobs = [native_cache.Job(
+        f"compile-suite-{Path(s).stem}", Path(s).stem + ".o",
+        lambda obj, s=s: [unit.compiler, *unit.flags, "-I", project.suite_include, "-c", s, "-o", obj],
+        unit.directory, f"the native suite ({Path(s).name})") for s in project.suite_sources]
+    objs = native_cache.compile_cached(key, jobs, ctx["cache"], ctx["rec"], ctx["jobs"], ctx["fresh"])
+    return [objs[j.name] for j in jobs]
 
 
-def suite_objects(project, unit, src, cache_root: Path, rec: nb.Recorder, jobs: int) -> list:
-    key = _suite_key(project, unit, src)
-    entry = cache_root / key
-    meta = entry / "meta.json"
-    if meta.is_file():
-        for cmd in json.loads(meta.read_text(encoding="utf-8")):
-            rec.replay(cmd["id"], cmd)
-        return [entry / Path(s).with_suffix(".o").name for s in project.suite_sources]
-    cache_root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_root))
-    try:
-        def one(source):
-            obj = tmp / Path(source).with_suffix(".o").name
-            argv = [unit.compiler, *unit.flags, "-I", project.suite_include, "-c", source, "-o", obj]
-            return rec.run(f"compile-suite-{Path(source).stem}", argv, unit.directory)
-        with cf.ThreadPoolExecutor(jobs) as pool:
-            done = list(pool.map(one, project.suite_sources))
-        failed = [d for d in done if d["exit_code"] != 0]
-        if failed:
-            raise StepFailed(f"compiling the native suite failed (exit {failed[0]['exit_code']}): "
-                             f"see {{out}}/{failed[0]['stderr']}")
-        cached = [dict(d, stdout=(rec.root / d["stdout"]).read_text(encoding="utf-8"),
-                       stderr=(rec.root / d["stderr"]).read_text(encoding="utf-8"),
-                       argv=[a.replace(str(tmp), str(entry)) for a in d["argv"]]) for d in done]
-        atomic.write_json(tmp / "meta.json", cached)
-        try:
-            os.replace(tmp, entry)
-        except OSError:   # another run filled the same entry meanwhile: use theirs
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return [entry / Path(s).with_suffix(".o").name for s in project.suite_sources]
+def _unit_job(variant, rel, unit, copy, src, opt) -> native_cache.Job:
+    # -iquote keeps quoted includes relative to the original file resolving as in the checkout.
+    argv = lambda obj: [unit.compiler, *nb.with_opt(unit.flags, opt), "-iquote",  # noqa: E731
+                        str((src / rel).parent), "-c", copy, "-o", obj]
+    return native_cache.Job(f"compile-{variant}-{_stem(rel)}", _stem(rel) + ".o", argv,
+                            unit.directory, f"{variant} {rel}")
 
 
-def default_cache() -> Path:
-    env = os.environ.get("MLX_VJPCHECK_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mlx-vjpcheck" / "native-objects"
+def _write_copies(variant, units_text, work) -> dict:
+    copies = {}
+    for rel, texts in units_text.items():
+        copy = work / variant / rel
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(texts[0] if variant == "pristine" else texts[1], encoding="utf-8")
+        copies[rel] = copy
+    return copies
 
 
-# --- the flow --------------------------------------------------------------------
+def pristine_objects(src, units_text, all_units, headers, opt, work, ctx) -> list:
+    copies = _write_copies("pristine", units_text, work)
+    jobs = [_unit_job("pristine", rel, all_units[rel], copy, src, opt) for rel, copy in copies.items()]
+    u = [all_units[rel] for rel in copies]
+    key = "pristine-" + native_cache.digest(
+        [(x.compiler, nb.with_opt(x.flags, opt), x.directory) for x in u],
+        [native_cache.compiler_version(x.compiler) for x in u], headers,
+        {rel: units_text[rel][0] for rel in copies}, str(src))
+    objs = native_cache.compile_cached(key, jobs, ctx["cache"], ctx["rec"], ctx["jobs"], ctx["fresh"])
+    return [objs[j.name] for j in jobs]
+
+
+def patched_objects(src, units_text, all_units, opt, work, ctx) -> list:
+    copies = _write_copies("patched", units_text, work)
+    jobs = [_unit_job("patched", rel, all_units[rel], copy, src, opt) for rel, copy in copies.items()]
+    (work / "obj").mkdir(exist_ok=True)
+
+    def one(job):
+        obj = work / "obj" / job.name
+        entry = ctx["rec"].run(job.cid, job.argv(obj), job.cwd)
+        if entry["exit_code"] != 0:
+            raise native_cache.CompileFailed(job.what, entry)
+        return obj
+    with cf.ThreadPoolExecutor(ctx["jobs"]) as pool:
+        return list(pool.map(one, jobs))
+
 
 def _stem(rel: str) -> str:
     return rel.replace("/", "_").replace(".", "_")
-
-
-def compile_units(src: Path, units_text, all_units, work: Path, opt: str, rec, jobs) -> dict:
-    """{variant: [object paths]}; the copies live under work/<variant>/<rel>."""
-    jobs_list = []
-    for variant in VARIANTS:
-        for rel, texts in units_text.items():
-            copy = work / variant / rel
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_text(texts[0] if variant == "pristine" else texts[1], encoding="utf-8")
-            jobs_list.append((variant, rel, copy))
-
-    def one(job):
-        variant, rel, copy = job
-        unit = all_units[rel]
-        obj = work / "obj" / variant / (_stem(rel) + ".o")
-        obj.parent.mkdir(parents=True, exist_ok=True)
-        # -iquote keeps quoted includes relative to the original file resolving as in the checkout.
-        original_dir = str((src / rel).parent)
-        argv = [unit.compiler, *nb.with_opt(unit.flags, opt), "-iquote", original_dir,
-                "-c", copy, "-o", obj]
-        return variant, rel, obj, rec.run(f"compile-{variant}-{_stem(rel)}", argv, unit.directory)
-
-    with cf.ThreadPoolExecutor(jobs) as pool:
-        done = list(pool.map(one, jobs_list))
-    for variant, rel, _, entry in done:
-        if entry["exit_code"] != 0:
-            raise StepFailed(f"compiling {variant} {rel} failed (exit {entry['exit_code']}): "
-                             f"see {{out}}/{entry['stderr']}")
-    return {v: [o for var, _, o, _ in done if var == v] for v in VARIANTS}
 
 
 def link(variant, suite_objs, unit_objs, archive, unit, libs, work, rec) -> Path:
@@ -247,7 +217,7 @@ def verdict(comp: dict) -> tuple:
 
 
 def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-built",
-             project: Project = nb.MLX, scenarios=None, cache=None, jobs=None) -> int:
+             project: Project = nb.MLX, scenarios=None, cache=None, jobs=None, fresh=False) -> int:
     t_start = time.perf_counter()
     src, build, patch, out = Path(src), Path(build), Path(patch), Path(out)
     src = check_source(src, project)
@@ -270,15 +240,17 @@ def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-bu
         tmp, work = Path(tmp), Path(w)
         rec = nb.Recorder(tmp)
         atomic.write_text(tmp / "patch.diff", patch_text)
+        ctx = {"rec": rec, "jobs": jobs, "fresh": fresh,
+               "cache": Path(cache) if cache else native_cache.default_root()}
         try:
             outcome = _build_and_run(project, src, first, units_text, all_units, archive, libs,
-                                     work, opt, rec, jobs, scenarios, cache, tmp)
-        except StepFailed as e:
+                                     work, opt, scenarios, tmp, ctx)
+        except (StepFailed, native_cache.CompileFailed) as e:
             outcome = {"failed": str(e).replace("{out}", str(out))}
         env = environment.record(None, mlx_checkout=src)
         env["native"] = {"opt": opt, "archive": str(archive), "archive_sha256": nb.sha256_file(archive),
                          "libraries": libs, "units": list(units_text), "compiler": first.compiler,
-                         "compiler_version": compiler_version(first.compiler).splitlines()[:1],
+                         "compiler_version": native_cache.compiler_version(first.compiler).splitlines()[:1],
                          "patch_sha256": hashlib.sha256(patch_text.encode()).hexdigest(),
                          "seconds": round(time.perf_counter() - t_start, 3)}
         atomic.write_json(tmp / "environment.json", env)
@@ -299,15 +271,18 @@ def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-bu
     return code
 
 
-def _build_and_run(project, src, first, units_text, all_units, archive, libs, work, opt, rec,
-                   jobs, scenarios, cache, tmp) -> dict:
+def _build_and_run(project, src, first, units_text, all_units, archive, libs, work, opt,
+                   scenarios, tmp, ctx) -> dict:
+    rec = ctx["rec"]
     input_path = native_suite.write_input(scenarios, work / "scenarios.json")
     shutil.copyfile(input_path, tmp / "scenarios.json")   # the binaries' exact input, kept
-    with cf.ThreadPoolExecutor(2) as pool:   # suite objects and both units at once
-        suite_f = pool.submit(suite_objects, project, first, src, Path(cache or default_cache()),
-                              rec, jobs)
-        units_f = pool.submit(compile_units, src, units_text, all_units, work, opt, rec, jobs)
-        suite_objs, unit_objs = suite_f.result(), units_f.result()
+    headers = _headers(project, src)
+    with cf.ThreadPoolExecutor(3) as pool:   # suite, pristine and patched objects at once
+        suite_f = pool.submit(suite_objects, project, first, headers, ctx)
+        pristine_f = pool.submit(pristine_objects, src, units_text, all_units, headers, opt, work, ctx)
+        patched_f = pool.submit(patched_objects, src, units_text, all_units, opt, work, ctx)
+        suite_objs = suite_f.result()
+        unit_objs = {"pristine": pristine_f.result(), "patched": patched_f.result()}
     with cf.ThreadPoolExecutor(2) as pool:
         exes = dict(zip(VARIANTS, pool.map(
             lambda v: link(v, suite_objs, unit_objs[v], archive, first, libs, work, rec), VARIANTS)))
@@ -330,7 +305,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="artifacts/native", metavar="DIR", help="run directory")
     p.add_argument("--opt", choices=("as-built", "O0"), default="as-built",
                    help="compile the touched units with the recorded flags, or at -O0")
-    p.add_argument("--cache", metavar="DIR", help="suite object cache (default: ~/.cache/mlx-vjpcheck)")
+    p.add_argument("--cache", metavar="DIR",
+                   help="cache of the suite's and the pristine units' objects "
+                        "(default: $MLX_VJPCHECK_CACHE or ~/.cache/mlx-vjpcheck/native-objects)")
+    p.add_argument("--fresh", action="store_true",
+                   help="recompile everything, refreshing the cache")
     p.add_argument("--jobs", type=int, metavar="N", help="parallel compiles (default: CPU count)")
     return p
 
@@ -340,7 +319,8 @@ def main(argv=None, project: Project = nb.MLX, scenarios=None) -> int:
     args = parser().parse_args(argv)
     try:
         return validate(args.mlx_source, args.mlx_build, args.patch, args.out, args.opt,
-                        project=project, scenarios=scenarios, cache=args.cache, jobs=args.jobs)
+                        project=project, scenarios=scenarios, cache=args.cache, jobs=args.jobs,
+                        fresh=args.fresh)
     except (InputError, BuildError, native_suite.NativeError) as e:
         print(f"build_and_test: {e}", file=sys.stderr)
         return 2
