@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import hashlib
-import json
 import os
 import shutil
 import sys
