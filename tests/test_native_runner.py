@@ -186,15 +186,33 @@ def test_pristine_and_patched_differ_and_everything_is_recorded(fixture, capsys)
     assert "2 * i + 1" in (src / "fix" / "apply.cpp").read_text()
 
 
-def test_second_run_reuses_suite_objects_and_o0_rewrites_flags(fixture, capsys):
+def _commands(out):
+    return {c["id"]: c for c in json.loads((out / "commands.json").read_text())}
+
+
+def test_second_run_compiles_only_the_patched_unit(fixture, capsys):
     root, src, build, project = fixture
-    run(root, project, src, build)
+    first = _commands(run(root, project, src, build)[1])
+    assert not any(c.get("cached") for c in first.values())
+    code, out = run(root, project, src, build)
+    assert code == 0
+    again = _commands(out)
+    assert again["compile-suite-main"].get("cached") is True
+    assert again["compile-pristine-fix_apply_cpp"].get("cached") is True
+    flags = lambda c: c["argv"][:c["argv"].index("-iquote")]  # noqa: E731 (paths differ per run)
+    assert flags(again["compile-pristine-fix_apply_cpp"]) == flags(first["compile-pristine-fix_apply_cpp"])
+    assert "cached" not in again["compile-patched-fix_apply_cpp"]
+    fresh = _commands(run(root, project, src, build, extra=("--fresh",))[1])
+    assert not any(c.get("cached") for c in fresh.values())
+
+
+def test_o0_rewrites_the_optimisation_flags(fixture, capsys):
+    root, src, build, project = fixture
     code, out = run(root, project, src, build, extra=("--opt", "O0"))
     assert code == 0
-    commands = {c["id"]: c for c in json.loads((out / "commands.json").read_text())}
-    assert commands["compile-suite-main"].get("cached") is True
-    argv = commands["compile-pristine-fix_apply_cpp"]["argv"]
-    assert "-O0" in argv and "-O2" not in argv
+    for variant in ("pristine", "patched"):
+        argv = _commands(out)[f"compile-{variant}-fix_apply_cpp"]["argv"]
+        assert "-O0" in argv and "-O2" not in argv and "-std=c++20" in argv
 
 
 def test_a_patch_that_fixes_nothing_exits_1(fixture, capsys):
