@@ -229,7 +229,7 @@ def test_not_a_checkout(fixture, capsys):
     empty = root / "empty"
     empty.mkdir()
     code, out = run(root, project, empty, build)
-    one_line_exit_2(capsys, code, "is not a fixture checkout", "fix/op.h")
+    one_line_exit_2(capsys, code, "is not a checkout of fixture", "fix/op.h")
     assert not out.exists()
 
 
