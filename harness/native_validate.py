@@ -41,7 +41,8 @@ class StepFailed(RuntimeError):
 
 def check_source(src: Path, project: Project) -> Path:
     if not src.is_dir() or not (src / project.marker).is_file():
-        raise InputError(f"--mlx-source {src} is not a checkout of {project.name} (no {project.marker})")
+        raise InputError(f"--mlx-source {src} is not a checkout of {project.name} "
+                         f"(no {project.marker})")
     return src.resolve()
 
 
