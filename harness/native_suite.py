@@ -109,7 +109,7 @@ def _one_process(binary, input_path, names, start, run: NativeRun, execute) -> i
     if current is None:
         if rc != 0:   # died outside any scenario: a broken binary, not a case
             tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise NativeError(f"{binary} failed before running a scenario (exit {rc}): {tail}")
+            raise NativeError(f"failed before running a scenario (exit {rc}): {tail}")
         return len(names)
     run.records.append(_crash_record(names[current], rc, stderr))
     return current + 1

@@ -178,7 +178,11 @@ def run_variant(variant, exe, input_path, rec, work) -> native_suite.NativeRun:
         e = rec.run(cid, argv, work)
         return (e["exit_code"], (rec.root / e["stdout"]).read_text(encoding="utf-8"),
                 (rec.root / e["stderr"]).read_text(encoding="utf-8"))
-    return native_suite.run_binary(exe, input_path, execute=execute)
+    try:
+        return native_suite.run_binary(exe, input_path, execute=execute)
+    except native_suite.NativeError as e:   # dead before any scenario: keep the logs, exit 2
+        raise StepFailed(f"the {variant} binary {e}; see {{out}}/logs/run-{variant}"
+                         f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
 
 
 def comparison(scenarios, runs: dict, units: list) -> dict:

@@ -291,3 +291,20 @@ def test_a_crash_is_recorded_and_the_other_binary_still_runs(tmp_path, capsys):
     assert {r["status"] for r in patched["records"]} == {"pass"}
     ids = {c["id"] for c in json.loads((out / "commands.json").read_text())}
     assert {"run-pristine", "run-pristine-2", "run-patched"} <= ids
+
+
+def test_a_binary_dying_before_any_scenario_keeps_its_log(fixture, capsys):
+    root, src, build, project = fixture
+    dies = root / "dies.diff"
+    dies.write_text(GOOD_PATCH.replace("-  if (sorted) return 2 * i + 1;\n",
+                                       "-  if (sorted) return 2 * i + 1;\n"
+                                       "+  static int boom = (std::exit(3), 0);\n"))
+    # A function-local static runs on the first call, inside scenario 0: recorded as crashed.
+    code, out = run(root, project, src, build, patch=dies)
+    one_line_exit_2(capsys, code, "crashed", "patched")
+    at_start = root / "at_start.diff"
+    at_start.write_text(GOOD_PATCH + "@@ -7,1 +6,2 @@\n }\n+static int boom = (std::exit(3), 0);\n")
+    code, out = run(root, project, src, build, patch=at_start, out=root / "out2")
+    line = one_line_exit_2(capsys, code, "patched binary failed before running a scenario (exit 3)")
+    log = Path(line.split("see ")[1])
+    assert log == out / "logs" / "run-patched.err" and log.is_file()
