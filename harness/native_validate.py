@@ -241,6 +241,9 @@ def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-bu
     libs = nb.archive_libraries(nb.read_cache(build))
     print(f"patch touches: {', '.join(units_text)}", flush=True)
     outcome = {}
+    side = cf.ThreadPoolExecutor(1)   # the environment record (imports mlx, runs git) meanwhile
+    env_f = side.submit(environment.record, None, mlx_checkout=src)
+    side.shutdown(wait=False)
     with rundir.staged(out) as tmp, tempfile.TemporaryDirectory(prefix="vjpcheck-native-") as w:
         tmp, work = Path(tmp), Path(w)
         rec = nb.Recorder(tmp)
@@ -252,7 +255,7 @@ def validate(src, build, patch=DEFAULT_PATCH, out="artifacts/native", opt="as-bu
                                      work, opt, scenarios, tmp, ctx)
         except (StepFailed, native_cache.CompileFailed) as e:
             outcome = {"failed": str(e).replace("{out}", str(out))}
-        env = environment.record(None, mlx_checkout=src)
+        env = env_f.result()
         env["native"] = {"opt": opt, "archive": str(archive), "archive_sha256": nb.sha256_file(archive),
                          "libraries": libs, "units": list(units_text), "compiler": first.compiler,
                          "compiler_version": native_cache.compiler_version(first.compiler).splitlines()[:1],
@@ -284,18 +287,19 @@ def _build_and_run(project, src, first, units_text, all_units, archive, libs, wo
     input_path = native_suite.write_input(scenarios, work / "scenarios.json")
     shutil.copyfile(input_path, tmp / "scenarios.json")   # the binaries' exact input, kept
     headers = _headers(project, src)
-    with cf.ThreadPoolExecutor(3) as pool:   # suite, pristine and patched objects at once
+
+    def pipeline(variant):   # objects -> link -> run; pristine usually starts from the cache
+        if variant == "pristine":
+            objs = pristine_objects(src, units_text, all_units, headers, opt, work, ctx)
+        else:
+            objs = patched_objects(src, units_text, all_units, opt, work, ctx)
+        exe = link(variant, suite_f.result(), objs, archive, first, libs, work, rec)
+        return run_variant(variant, exe, input_path, rec, work)
+
+    with cf.ThreadPoolExecutor(3) as pool:
         suite_f = pool.submit(suite_objects, project, first, headers, ctx)
-        pristine_f = pool.submit(pristine_objects, src, units_text, all_units, headers, opt, work, ctx)
-        patched_f = pool.submit(patched_objects, src, units_text, all_units, opt, work, ctx)
-        suite_objs = suite_f.result()
-        unit_objs = {"pristine": pristine_f.result(), "patched": patched_f.result()}
-    with cf.ThreadPoolExecutor(2) as pool:
-        exes = dict(zip(VARIANTS, pool.map(
-            lambda v: link(v, suite_objs, unit_objs[v], archive, first, libs, work, rec), VARIANTS)))
-    with cf.ThreadPoolExecutor(2) as pool:
-        runs = dict(zip(VARIANTS, pool.map(
-            lambda v: run_variant(v, exes[v], input_path, rec, work), VARIANTS)))
+        futures = {v: pool.submit(pipeline, v) for v in VARIANTS}
+        runs = {v: f.result() for v, f in futures.items()}
     results = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}") for v in VARIANTS}
     return {"results": results, "comparison": comparison(scenarios, runs, list(units_text))}
 
