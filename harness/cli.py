@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "bundle": "harness.cmd_bundle",
     "fuzz": "harness.cmd_fuzz",
     "versions": "harness.cmd_versions",
+    "native": "harness.native_wheel",
 }
 
 
