@@ -176,13 +176,41 @@ def test_reproducers_exit_1_on_pinned_mlx(campaign_dir):
     pinned()
     out, _ = campaign_dir
     for sig in ("gather_mm__grad-b__reference__wrong-value__lhs-sorted",
-                "gather_mm__grad-b__reference__wrong-value__rhs-sorted+bcast-left",
-                "gather_mm__vjp__vjp_exception__crash-exit-0__any"):
+                "gather_mm__grad-b__reference__wrong-value__rhs-sorted+bcast-left"):
         proc = run_repro(out / "findings" / f"{sig}_repro.py")
         lines = proc.stdout.strip().splitlines()
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert lines[-1].startswith("VERDICT: defect present") and sum(ln.startswith("VERDICT:") for ln in lines) == 1
         assert any(ln.startswith("expected (float64):") for ln in lines)
+
+
+def crash_scenario():
+    """A 2-D transposed left operand, right indices sorted: on mlx 0.32.4 the
+    VJP's BLAS call rejects a parameter and the process exits (status 0)."""
+    from harness.scenario import Scenario, Tensor
+    a = Tensor((1.0,) * 8, (2, 4), "float32", ({"op": "transpose", "axes": [1, 0]},))
+    b = Tensor((1.0,) * 8, (2, 2, 2), "float32")
+    return Scenario(name="fuzz/gather_mm/crash", op="gather_mm", operands={"a": a, "b": b}, wrt=("b",),
+                    rhs_indices=Tensor((0, 0, 1), (3,), "uint32"), sorted_indices=True,
+                    family="rhs-sorted+bcast-left")
+
+
+def test_a_vjp_that_kills_the_process_is_a_finding_and_its_reproducer_says_so(tmp_path):
+    pinned()
+    from harness.fuzz import pool, repro
+    with pool.Worker("cpu") as w:
+        out = w.run(crash_scenario())
+        again = w.run(report_case(False))          # a fresh worker carries on
+    assert out.status == "fail" and out.record["status"] == "crashed"
+    assert out.signature == "gather_mm__vjp__vjp_exception__crash-exit-0__any"
+    assert again.status == "pass"
+    f = findings.Finding.from_outcome(out, seed=0, round=1, time_found_s=0.0, time_minimal_s=0.0,
+                                      cases_before=0, shrunk=True, first_size=16, device="cpu")
+    script = tmp_path / "crash_repro.py"
+    script.write_text(repro.render(f))
+    proc = run_repro(script)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "process exited with code 0 during the vjp" in proc.stdout
 
 
 SORTED_OFF = """

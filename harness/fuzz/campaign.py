@@ -52,8 +52,10 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, show=True) -> di
             found = camp.run()
     st = camp.stats
     elapsed = st.elapsed()
+    started_at = time.time() - elapsed
     info = {"schema": SCHEMA, "seed": seed, "seeds": [seed], "budget_s": budget_s, "max_cases": max_cases,
             "device": device, "ops": ops, "dtypes": dtypes, "shards": 1, "setup_s": round(setup_s, 3),
+            "started_at": started_at,
             "database": None if str(db_path).lower() == "none" else str(db_path),
             "stats": {"cases": st.cases, "passed": st.passed, "failed": st.failed,
                       "invalid": st.invalid, "unconfirmed": st.unconfirmed,
@@ -73,6 +75,7 @@ def _shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, out):
 
 def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, show=True) -> dict:
     """N campaigns with seeds seed..seed+n-1 in parallel processes, merged by signature."""
+    t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="vjpcheck-shards-") as tmp:
         outs = [Path(tmp) / f"shard-{i}" for i in range(n)]
         procs = [subprocess.Popen(_shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, o),
@@ -87,9 +90,12 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, show=True) ->
                 raise RuntimeError(f"fuzz shard {i} failed (exit {p.returncode}): {tail}")
         groups = [findings.load(o) for o in outs]
         infos = [findings.load_campaign(o) for o in outs]
-    for i, g in enumerate(groups):
+    for i, (g, info) in enumerate(zip(groups, infos)):
+        offset = info["started_at"] - t0   # shard start-up counts: times are from our start
         for f in g:
             f.shard = i
+            f.time_found_s = round(f.time_found_s + offset, 3)
+            f.time_minimal_s = round(f.time_minimal_s + offset, 3)
     merged = findings.merge(groups)
     return {"findings": merged, "campaign": merge_info(infos, seed, n)}
 

@@ -1,12 +1,8 @@
 """Hypothesis example database for fuzz campaigns.
 
-Append-only: each round of a campaign replays the saved examples under one
-key, and hypothesis deletes entries that are not interesting in the current
-round (for us: defects already reported). Never deleting keeps every
-counterexample ever found, so a later campaign replays them first.
-
-The campaign also parks here, in memory, cases that showed a new defect while
-another one was being shrunk; the next round replays them before generating.
+On disk: one minimal counterexample per finding, never deleted, so the next
+campaign replays every defect found before in its first round. In memory:
+the case the current round should shrink (a defect parked earlier).
 """
 from __future__ import annotations
 
@@ -16,19 +12,28 @@ DEFAULT_DIR = ".hypothesis/mlx-vjpcheck-fuzz"
 
 
 class CampaignDatabase(ExampleDatabase):
-    """Saves go to disk (when a directory is given). Fetches serve one round:
-    normally the saved counterexamples (primary corpus: hypothesis treats them
-    as already shrunk); with `focus` set, only that parked case, offered as the
-    secondary corpus so that hypothesis does shrink it."""
+    """What hypothesis sees during one campaign.
+
+    fetch (primary corpus, which hypothesis treats as already shrunk): the
+    minimal counterexamples kept by earlier campaigns, in the first round only;
+    with `focus` set, nothing but that parked case, offered as the secondary
+    corpus so that hypothesis does shrink it. Hypothesis's own saves (every
+    intermediate shrink step) are dropped; the campaign keeps() each finding's
+    final minimal case on disk instead.
+    """
 
     def __init__(self, path=None):
         super().__init__()
         self.disk = DirectoryBasedExampleDatabase(str(path)) if path else None
         self.focus: bytes | None = None
+        self.replay_disk = True
+
+    def keep(self, key: bytes, value: bytes) -> None:
+        if self.disk is not None and value is not None:
+            self.disk.save(key, value)
 
     def save(self, key: bytes, value: bytes) -> None:
-        if self.disk is not None:
-            self.disk.save(key, value)
+        pass
 
     def fetch(self, key: bytes):
         secondary = key.endswith(b".secondary")
@@ -36,14 +41,14 @@ class CampaignDatabase(ExampleDatabase):
             if secondary:
                 yield self.focus
             return
-        if self.disk is not None and not secondary:
+        if self.disk is not None and self.replay_disk and not secondary:
             yield from self.disk.fetch(key)
 
     def delete(self, key: bytes, value: bytes) -> None:
         pass
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
-        self.save(dest, value)
+        pass
 
 
 def open_db(path) -> CampaignDatabase:

@@ -19,7 +19,22 @@ from hypothesis.errors import HypothesisException, NoSuchExample
 from . import database, findings, strategies
 
 ROUND_EXAMPLES = 400      # generated cases per round before a fresh random stream
-SHRINK_CASES = 250        # evaluated cases allowed for shrinking one finding
+SHRINK_CASES = 150        # evaluated cases allowed for shrinking one finding
+DEFER_FRACTION = 0.5      # loud defects (shapes, exceptions, crashes) wait this share of the budget
+
+
+SEVERITY = ("wrong-value", "unselected-nonzero", "shape", "other")
+
+
+def _klass(sig: str) -> str:
+    """A signature without its gradient: the same defect seen through another output."""
+    parts = sig.split("__")
+    return "__".join(parts[:1] + parts[2:])
+
+
+def _kind(sig: str) -> str:
+    kind = sig.split("__")[3] if sig.count("__") >= 4 else "other"
+    return kind if kind in SEVERITY else "other"
 
 
 class _Found(Exception):
@@ -92,6 +107,7 @@ class Campaign:
         self.strategy = strategies.cases(self.ops, dtypes)
         self.on_event = on_event or (lambda kind, payload: None)
         self.stats, self.found, self.cache, self.parked = Stats(), [], {}, {}
+        self.defer = True
         self.key = database.key(self.ops)
 
     # -- evaluation ---------------------------------------------------------
@@ -126,25 +142,47 @@ class Campaign:
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                         verbosity=Verbosity.quiet, phases=(Phase.reuse, Phase.generate, Phase.shrink))
 
-    def park(self, sig: str) -> None:
-        """A new defect seen while shrinking another: a later round starts from it."""
-        if sig in self.parked:
-            return
-        data = choices_of_current_case()
-        if data is not None:
-            self.parked[sig] = data
+    # -- scheduling: silent wrong values first ------------------------------------
+    def deferring(self) -> bool:
+        """Shapes, exceptions and crashes announce themselves; wrong values do
+        not. Until half the budget is spent (or a whole round finds no new wrong
+        value), new loud defects are noted and parked instead of shrunk."""
+        half = self.stats.elapsed() < self.budget_s * DEFER_FRACTION and (
+            self.max_cases is None or self.stats.cases < self.max_cases * DEFER_FRACTION)
+        return self.defer and half
+
+    def urgent(self, sig: str, known: set) -> bool:
+        """A wrong value of a class (op, oracle, kind, call form) not reported yet
+        for any gradient; everything else once deferral is over."""
+        if not self.deferring():
+            return True
+        return _kind(sig) == "wrong-value" and _klass(sig) not in {_klass(k) for k in known}
+
+    def note(self, sig: str, out) -> None:
+        """Park a sighting of an unreported defect: its hypothesis choices (to
+        replay and shrink later) and the smallest case seen (kept if never shrunk)."""
+        p = self.parked.get(sig)
+        if p is None:
+            self.parked[sig] = {"data": choices_of_current_case(), "out": out,
+                                "t": self.stats.elapsed(), "cases": self.stats.cases}
+            self.on_event("hit", out)
+        elif findings.size(out.scenario) < findings.size(p["out"].scenario):
+            p["out"] = out
 
     def next_focus(self, known: set):
-        """The oldest parked case whose defect is still unreported (or None)."""
-        for sig in list(self.parked):
-            data = self.parked.pop(sig)
-            if sig not in known:
-                return data
-        return None
+        """(signature, choices) of the parked defect to shrink next: most severe
+        kind first, then oldest; loud kinds only once deferral is over."""
+        order = sorted(self.parked, key=lambda s: SEVERITY.index(_kind(s)))
+        for sig in order:
+            p = self.parked[sig]
+            if sig not in known and p["data"] is not None and self.urgent(sig, known):
+                return sig, p["data"]
+        return None, None
 
+    # -- rounds ---------------------------------------------------------------
     def one_round(self, known: set):
-        state = {"lock": None, "last": None, "best": None, "first_t": None, "first_cases": 0,
-                 "lock_cases": 0, "first_size": None}
+        focus, data = self.next_focus(known)
+        state = {"lock": None, "last": None, "best": None, "lock_cases": 0, "choices": None}
 
         def condition(s):
             if state["lock"] is None and self.over_budget():
@@ -155,25 +193,28 @@ class Campaign:
             sig = out.signature
             if sig is None or sig in known:
                 return False
-            if state["lock"] not in (None, sig):
-                self.park(sig)
+            if state["lock"] is None and (sig == focus or self.urgent(sig, known)):
+                self.note(sig, out)
+                state.update(lock=sig, lock_cases=self.stats.cases)
+            if sig != state["lock"]:
+                self.note(sig, out)
                 return False
-            if state["lock"] is None:
-                state.update(lock=sig, first_t=self.stats.elapsed(), first_cases=self.stats.cases,
-                             lock_cases=self.stats.cases, first_size=findings.size(s))
-                self.on_event("hit", out)
-            state["last"] = out
+            state["last"], state["choices"] = out, choices_of_current_case()
             if state["best"] is None or findings.size(s) < findings.size(state["best"].scenario):
                 state["best"] = out
             return True
 
         rnd = random.Random(self.seed * 1_000_003 + self.stats.rounds)
+        self.db.replay_disk = self.stats.rounds == 0
         self.stats.rounds += 1
-        self.db.focus = self.next_focus(known)
+        self.db.focus = data
         shrunk = True
         try:
             find_seeded(self.strategy, condition, self._settings(), rnd.getrandbits(64), self.key)
+            self.db.keep(self.key, state["choices"])
         except NoSuchExample:
+            if focus is None:
+                self.defer = False   # a whole round without a new wrong value
             return None
         except _ShrinkCap:
             shrunk = False
@@ -182,10 +223,14 @@ class Campaign:
         if state["lock"] is None:
             return None
         out = state["last"] if shrunk else state["best"]
+        return self.finding(state["lock"], out, shrunk, self.stats.elapsed())
+
+    def finding(self, sig, out, shrunk, t_minimal):
+        p = self.parked.pop(sig)
         return findings.Finding.from_outcome(
-            out, seed=self.seed, round=self.stats.rounds, time_found_s=state["first_t"],
-            time_minimal_s=self.stats.elapsed(), cases_before=state["first_cases"],
-            shrunk=shrunk, first_size=state["first_size"], device=self.device)
+            out, seed=self.seed, round=self.stats.rounds, time_found_s=p["t"], time_minimal_s=t_minimal,
+            cases_before=p["cases"], shrunk=shrunk, first_size=findings.size(p["out"].scenario),
+            device=self.device)
 
     def run(self) -> list:
         known = set()
@@ -198,4 +243,11 @@ class Campaign:
                     self.on_event("finding", f)
         except _Stop:
             pass
+        # Budget spent: defects seen but not shrunk are still reported, as seen.
+        for sig in [s for s in self.parked if s not in known]:
+            p = self.parked[sig]
+            f = self.finding(sig, p["out"], False, p["t"])
+            self.found.append(f)
+            self.on_event("finding", f)
+        self.found.sort(key=lambda f: f.time_found_s)
         return self.found
