@@ -1,6 +1,7 @@
 """Human-facing output: progress while running, a verdict table after."""
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -13,7 +14,9 @@ STYLE = {"pass": "green", "fail": "red", "error": "magenta", "crashed": "bold re
 
 
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
+    stream = sys.stderr if stderr else sys.stdout
+    # Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns.
+    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 160)
 
 
 @contextmanager
@@ -39,7 +42,8 @@ def worst_text(rec: dict) -> str:
 def table(records: list, title: str = "mlx-vjpcheck") -> Table:
     devices = sorted({r["device"] for r in records})
     t = Table(title=title, show_lines=False)
-    t.add_column("scenario", overflow="fold")
+    # Names are the handle for --filter: never cut them.
+    t.add_column("scenario", no_wrap=True, min_width=max((len(r["scenario"]) for r in records), default=8))
     for d in devices:
         t.add_column(d)
         t.add_column("worst error", overflow="fold")
