@@ -2,6 +2,7 @@
 defect to a minimal counterexample, write findings and reproducers."""
 from __future__ import annotations
 
+import argparse
 import os
 
 from . import cli, environment, rundir
@@ -20,14 +21,9 @@ def add_parser(sub, name):
                    help="hypothesis example database, or 'none' (default: .hypothesis/mlx-vjpcheck-fuzz)")
     p.add_argument("--shards", type=int, default=1, metavar="N",
                    help="run N campaigns in parallel processes (seeds SEED..SEED+N-1) and merge")
-    p.add_argument("--shard-index", type=int, default=None, help=argparse_hidden())
+    p.add_argument("--shard-index", type=int, default=None, help=argparse.SUPPRESS)  # set by --shards
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.set_defaults(func=main)
-
-
-def argparse_hidden():
-    import argparse
-    return argparse.SUPPRESS
 
 
 def _check(args):
