@@ -27,7 +27,12 @@ def add_parser(sub, name):
 
 
 def _check(args):
-    from .fuzz import strategies
+    try:
+        from .fuzz import strategies
+    except ModuleNotFoundError as e:
+        if e.name != "hypothesis":
+            raise
+        raise cli.UsageError("the fuzzer needs hypothesis: pip install hypothesis")
     if args.time <= 0:
         raise cli.UsageError("--time must be positive")
     if args.shards < 1:
