@@ -77,7 +77,8 @@ def gather_mm_vjp(a, b, g, lhs=None, rhs=None) -> dict:
 # --- gather_qmm (affine): W = code * scale + bias, per group ----------------
 
 def dequantize(codes, scales, biases, group_size, transpose=True) -> np.ndarray:
-    """Float64 weights from integer codes. Groups run along K (the last axis when transposed)."""
+    """Float64 weights from integer codes. Groups run along the stored last axis, as
+    MLX quantizes: K when transposed (E, N, K), N otherwise (E, K, N)."""
     codes = np.asarray(codes, dtype=np.float64)
     C, S, Bz = _mats(codes), _mats(scales), _mats(biases)
     E, R, Cn = len(C), codes.shape[-2], codes.shape[-1]
@@ -85,7 +86,7 @@ def dequantize(codes, scales, biases, group_size, transpose=True) -> np.ndarray:
     for e in range(E):
         for r in range(R):
             for c in range(Cn):
-                gr, gc = (r, c // group_size) if transpose else (r // group_size, c)
+                gr, gc = r, c // group_size
                 W[e][r][c] = C[e][r][c] * S[e][gr][gc] + Bz[e][gr][gc]
     return np.array(W).reshape(codes.shape)
 
@@ -115,7 +116,7 @@ def gather_qmm_vjp(x, codes, scales, biases, g, lhs=None, rhs=None, group_size=6
     for e in range(len(C)):
         for r in range(len(C[e])):
             for c in range(len(C[e][r])):
-                gr, gc = (r, c // group_size) if transpose else (r // group_size, c)
+                gr, gc = r, c // group_size
                 ds_m[e, gr, gc] += C[e][r][c] * dW[e][r][c]
                 db_m[e, gr, gc] += dW[e][r][c]
     return {"x": grads["a"], "scales": ds, "biases": db}

@@ -87,3 +87,12 @@ def test_pack_matches_documented_words():
     assert quant.pack([[1, 0, 0, 0, 0, 0, 0, 15]], 4).tolist() == [[0xF0000001]]
     with pytest.raises(ValueError):
         quant.pack([[16] * 8], 4)
+
+
+def test_dequantize_groups_along_the_stored_last_axis_untransposed():
+    # Stored (E, K, N) = (1, 2, 4), groups of 2 along N: MLX quantizes the last axis.
+    codes = np.array([[[1, 2, 3, 4], [5, 6, 7, 8]]], dtype=float)
+    scales = np.array([[[1.0, 2.0], [3.0, 4.0]]])
+    biases = np.zeros((1, 2, 2))
+    w = ref.dequantize(codes, scales, biases, 2, transpose=False)
+    assert w.ravel().tolist() == [1.0, 2.0, 6.0, 8.0, 15.0, 18.0, 28.0, 32.0]

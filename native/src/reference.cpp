@@ -77,11 +77,11 @@ Grads gather_mm_vjp(const Host& a, const Host& b, const Host& g, const std::opti
   return {{"a", dA}, {"b", dB}};
 }
 
-// Group coordinates of element (r, c): groups run along the last axis when
-// transposed (stored (E, N, K)), along rows otherwise.
-static void group_of(int64_t r, int64_t c, int gs, bool transpose, int64_t& gr, int64_t& gc) {
-  gr = transpose ? r : r / gs;
-  gc = transpose ? c / gs : c;
+// Group coordinates of element (r, c): MLX quantizes along the stored last
+// axis whatever the layout (K when stored (E, N, K), N when stored (E, K, N)).
+static void group_of(int64_t r, int64_t c, int gs, bool /*transpose*/, int64_t& gr, int64_t& gc) {
+  gr = r;
+  gc = c / gs;
 }
 
 Host dequantize(const Host& codes, const Host& scales, const Host& biases, int gs,
