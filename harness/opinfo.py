@@ -25,7 +25,6 @@ class OpInfo:
     reference_vjp: Callable  # (inputs, G, lhs, rhs, params) -> {operand: grad}
     mlx_impl: str            # "module:function" taking (operands, lhs, rhs, sorted, params)
     integer_operands: tuple = ()   # held fixed, never perturbed or differentiated
-    supports_indices: bool = True
     has_sorted_flag: bool = True   # False: the catalog emits one variant, not sorted/unsorted
 
 
