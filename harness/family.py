@@ -164,18 +164,22 @@ def _table(V, D, seed) -> Tensor:
     return _t(rng.randint(-4, 5, size=(V, D)), (V, D))
 
 
-def cancelling_cotangent(ids, width, seed) -> np.ndarray:
-    """Rows for each occurrence; every second occurrence of an id negates the
-    previous one, so those contributions sum to exactly zero."""
-    rng = np.random.RandomState(seed)
-    g = rng.randint(1, 5, size=(len(ids), width)).astype(np.float64)
-    open_ = {}
-    for q, i in enumerate(ids):
-        if i in open_:
-            g[q] = -g[open_.pop(i)]
+def cancel_rows(g, keys) -> np.ndarray:
+    """Every second occurrence of a key gets minus the previous one's row, so
+    those contributions sum to exactly zero."""
+    g, open_ = np.array(g, copy=True), {}
+    for q, k in enumerate(keys):
+        if k in open_:
+            g[q] = -g[open_.pop(k)]
         else:
-            open_[i] = q
+            open_[k] = q
     return g
+
+
+def cancelling_cotangent(ids, width, seed) -> np.ndarray:
+    """Rows for each occurrence, cancelling pairwise per id (see cancel_rows)."""
+    rng = np.random.RandomState(seed)
+    return cancel_rows(rng.randint(1, 5, size=(len(ids), width)).astype(np.float64), ids)
 
 
 def fam(name, op, operands, idx, wrt=None, cot=None, params=None, fd=False, desc="") -> Scenario:

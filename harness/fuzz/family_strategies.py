@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from .. import family  # noqa: F401  registers the ops
+from .. import family  # registers the ops
+from ..family import cancel_rows
 from ..scenario import Scenario
 from . import repro_family, repro_ops
 from .strategies import (choice, finish, index_tensor, index_values, ints, irange, layout,
@@ -16,17 +17,6 @@ from .strategies import (choice, finish, index_tensor, index_values, ints, irang
 
 WIDTHS = (1, 2, 3, 5, 8, 17, 64, 65, 80)
 COTANGENTS = ("ones", "random", "cancel", "zero", "negative")
-
-
-def cancel_rows(g, keys) -> np.ndarray:
-    """Every second occurrence of a key gets minus the previous one's row."""
-    g, open_ = g.copy(), {}
-    for q, k in enumerate(keys):
-        if k in open_:
-            g[q] = -g[open_.pop(k)]
-        else:
-            open_[k] = q
-    return g
 
 
 def occurrence_cotangent(draw, rows_shape, keys, dtype):

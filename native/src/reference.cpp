@@ -79,7 +79,7 @@ Grads gather_mm_vjp(const Host& a, const Host& b, const Host& g, const std::opti
 
 // Group coordinates of element (r, c): MLX quantizes along the stored last
 // axis whatever the layout (K when stored (E, N, K), N when stored (E, K, N)).
-static void group_of(int64_t r, int64_t c, int gs, bool /*transpose*/, int64_t& gr, int64_t& gc) {
+static void group_of(int64_t r, int64_t c, int gs, int64_t& gr, int64_t& gc) {
   gr = r;
   gc = c / gs;
 }
@@ -94,7 +94,7 @@ Host dequantize(const Host& codes, const Host& scales, const Host& biases, int g
     for (int64_t r = 0; r < R; ++r)
       for (int64_t c = 0; c < C; ++c) {
         int64_t gr, gc;
-        group_of(r, c, gs, transpose, gr, gc);
+        group_of(r, c, gs, gr, gc);
         int64_t s = (e * SR + gr) * SC + gc, at = (e * R + r) * C + c;
         w.v[at] = codes.v[at] * scales.v[s] + biases.v[s];
       }
@@ -133,7 +133,7 @@ Grads gather_qmm_vjp(const Host& x, const Host& codes, const Host& scales, const
     for (int64_t r = 0; r < R; ++r)
       for (int64_t c = 0; c < C; ++c) {
         int64_t gr, gc;
-        group_of(r, c, gs, transpose, gr, gc);
+        group_of(r, c, gs, gr, gc);
         int64_t s = (e * SR + gr) * SC + gc, at = (e * R + r) * C + c;
         ds.v[s] += codes.v[at] * dW.v[at];
         db.v[s] += dW.v[at];
