@@ -3,14 +3,14 @@
 
     python build_and_test.py --mlx-source ~/mlx --mlx-build ~/mlx/build
 
-Thin entry point; the work is in harness/native_validate.py.
+Thin entry point; the command line is harness/cli/build_and_test.py.
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness.native_validate import main  # noqa: E402
+from harness.cli.build_and_test import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -40,11 +40,11 @@ def parse_seeds(text):
 
 
 def one_campaign(seed, args, ops):
-    from harness.fuzz import campaign
+    from mlx_vjpcheck.fuzz import campaign
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         res = campaign.run(ops, args.device, seed, args.time, None, os.path.join(tmp, "db"),
-                           shards=args.shards, progress=False)
+                           shards=args.shards, display=campaign.quiet)
     wall = time.monotonic() - t0
     st = res["campaign"]["stats"]
     print(f"campaign: seed {seed}, {args.shards} shard(s), budget {args.time:g}s, wall {wall:.1f}s, "
@@ -78,8 +78,8 @@ def main():
                          "times include their start-up")
     ap.add_argument("--target", type=float, default=10.0, help="seconds allowed per class (default 10)")
     args = ap.parse_args()
-    from harness.fuzz import strategies
-    ops = strategies.targets()
+    from mlx_vjpcheck.fuzz import targets
+    ops = targets.names()
     worst = [one_campaign(seed, args, ops) for seed in parse_seeds(args.seeds)]
     print(f"slowest class per seed: {', '.join(f'{w:.1f}s' for w in worst)} (target {args.target:g}s)")
     return 0 if max(worst) <= args.target else 1

@@ -24,8 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness import native_build as nb  # noqa: E402
-from harness import native_cache, native_patch, native_validate as nv  # noqa: E402
+from mlx_vjpcheck.native import build as nb  # noqa: E402
+from mlx_vjpcheck.native import cache as native_cache  # noqa: E402
+from mlx_vjpcheck.native import patch as native_patch  # noqa: E402
+from mlx_vjpcheck.native import gate as nv  # noqa: E402
 
 
 def validation(args, out: Path) -> float:

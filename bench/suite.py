@@ -15,7 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness import catalog, devices, execute, expect, runner  # noqa: E402
+from mlx_vjpcheck.cases import catalog  # noqa: E402
+from mlx_vjpcheck.running import devices  # noqa: E402
+from mlx_vjpcheck.running import execute  # noqa: E402
+from mlx_vjpcheck.cases import expected as expect  # noqa: E402
+from mlx_vjpcheck.running import runner  # noqa: E402
 
 
 def wall_of_run(scenarios) -> float:

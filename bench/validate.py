@@ -20,13 +20,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness import bundle, validate  # noqa: E402
+from mlx_vjpcheck.evidence import bundle  # noqa: E402
+from mlx_vjpcheck.validation import evidence as validate  # noqa: E402
 
 
 def make_run(tmp: Path) -> Path:
     out = tmp / "run"
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--device", "cpu", "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "mlx_vjpcheck.cli", "run", "--device", "cpu", "--out", str(out)],
                        cwd=ROOT, capture_output=True, text=True)
     if p.returncode not in (0, 1):
         sys.exit(f"bench/validate.py: the run failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")

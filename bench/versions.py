@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def one_pass(label, tmp, lo, hi, jobs, cache=None) -> dict:
     out = Path(tmp) / f"out-{label}"
-    cmd = [sys.executable, "-m", "harness.cli", "versions", "--out", str(out), "--jobs", str(jobs)]
+    cmd = [sys.executable, "-m", "mlx_vjpcheck.cli", "versions", "--out", str(out), "--jobs", str(jobs)]
     cmd += ["--from", lo] + (["--to", hi] if hi else []) + (["--cache-dir", str(cache)] if cache else [])
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

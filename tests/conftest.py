@@ -28,7 +28,7 @@ def needs_pinned_mlx():
 
 def run_cli(*args, env=None, cwd=ROOT, timeout=300):
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "mlx_vjpcheck.cli", *map(str, args)], cwd=cwd,
                           env=full_env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -1,9 +1,9 @@
-"""Evidence directories for validator tests, built from harness functions (no mlx).
+"""Evidence directories for validator tests, built from the package's own functions (no mlx).
 
 The "observed" values stand in for MLX: the float64 reference itself for a
 correct call, and a deliberately wrong gradient for a call tagged with a known
 defect on the sorted path, so the records carry passes and failures whose
-verdicts the validator must re-derive. Files go through harness.rundir, so the
+verdicts the validator must re-derive. Files go through evidence.rundir, so the
 layout (and manifest) is exactly what `mlx-vjpcheck run` writes.
 """
 from __future__ import annotations
@@ -17,8 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import atomic, catalog, execute, expect, manifest, results, rundir, verdict
-from harness import validate as validate_mod
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.cli import validate as validate_cli
+from mlx_vjpcheck.core import verdict
+from mlx_vjpcheck.evidence import atomic, manifest, results, rundir
+from mlx_vjpcheck.running import execute
 
 ENV = {"python": "3.11.7", "platform": "test-platform", "mlx": None, "numpy": np.__version__,
        "packages": {}, "compiler": None, "mlx_checkout_commit": None, "devices": {"cpu": "cpu"}}
@@ -105,7 +109,7 @@ def native_dir(out) -> Path:
 
 
 def fuzz_dir(out, marker=None) -> Path:
-    """Findings layout (as harness.fuzz.findings writes it); the reproducer would
+    """Findings layout (as fuzz.findings writes it); the reproducer would
     create `marker` if anything ran it."""
     s = scenarios(FAILING)[0]
     sig = "gather_mm__grad-a__reference__wrong-value__lhs-sorted"
@@ -125,7 +129,7 @@ def fuzz_dir(out, marker=None) -> Path:
 
 def versions_dir(out) -> Path:
     """Version-matrix layout: probe 'probe' absent in 0.1.0, present in 0.2.0."""
-    from harness import versions
+    from mlx_vjpcheck.versions import matrix as versions
     script = b"import sys\nsys.exit(1)\n"
     cells = {"0.1.0": (0, "absent"), "0.2.0": (1, "present")}
     releases = [{"version": v, "package": "mlx-cpu", "install": {"status": "ok"},
@@ -178,5 +182,5 @@ def check(path):
     """The validator in-process (fast): (returncode, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = validate_mod.main([str(path)])
+        rc = validate_cli.main([str(path)])
     return rc, out.getvalue(), err.getvalue()

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 import evidence_fixtures as fx
-from harness import cli, manifest, probe_runs, summary
+from mlx_vjpcheck import cli
+from mlx_vjpcheck.evidence import manifest
+from mlx_vjpcheck.evidence import probes as probe_runs
+from mlx_vjpcheck.evidence import summary
 
 ROOT = Path(__file__).resolve().parent.parent
 PINNED_MLX = "0.32.4"
@@ -151,7 +154,7 @@ def real_run(tmp_path_factory):
     if mx is None:
         pytest.skip("mlx is not installed")
     out = tmp_path_factory.mktemp("real") / "run"
-    p = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--device", "cpu",
+    p = subprocess.run([sys.executable, "-m", "mlx_vjpcheck.cli", "run", "--device", "cpu",
                         "--filter", "report_example", "--out", str(out)],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode in (0, 1), p.stdout + p.stderr

@@ -5,14 +5,18 @@ import math
 
 import numpy as np
 
-from harness import catalog, expect, layout, opinfo, scenario
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.core import layout
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.core import scenario
 
 CAT = catalog.catalog()
 
 
 def test_every_scenario_runs_with_both_flags():
     base = {}
-    for s in (s for s in CAT if opinfo.get(s.op).has_sorted_flag):
+    for s in (s for s in CAT if ops.get(s.op).has_sorted_flag):
         stem, flag = s.name.rsplit("/", 1)
         assert flag == ("sorted" if s.sorted_indices else "unsorted")
         base.setdefault(stem, set()).add(s.sorted_indices)
@@ -20,7 +24,7 @@ def test_every_scenario_runs_with_both_flags():
 
 
 def test_ops_without_a_sorted_flag_appear_once_unsorted():
-    fam = [s for s in CAT if not opinfo.get(s.op).has_sorted_flag]
+    fam = [s for s in CAT if not ops.get(s.op).has_sorted_flag]
     assert fam and not any(s.sorted_indices for s in fam)
     assert len({s.name for s in fam}) == len(fam)
 

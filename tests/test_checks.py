@@ -2,7 +2,11 @@
 import numpy as np
 import pytest
 
-from harness import catalog, checks, expect, reference as ref, verdict
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.core import checks
+from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.ops import gather_mm as ref
+from mlx_vjpcheck.core import verdict
 
 TOL = checks.tolerance("float32")
 
@@ -47,7 +51,7 @@ def test_rejects_assign_instead_of_add_scatter():
 
 def test_fd_check_rejects_gradient_that_disagrees_with_finite_differences():
     s = next(x for x in catalog.catalog() if x.name == "gmm/report_example/joint/unsorted")
-    from harness import execute
+    from mlx_vjpcheck.running import execute
     exp = expect.expected(s)
     obs = dict(exp, **{"fd:a": exp["grad:a"], "fd:b": exp["grad:b"]})
     assert all(c["passed"] for c in execute.check_all(s, exp, obs))

@@ -4,7 +4,12 @@ and the catalog's family controls in MLX."""
 import numpy as np
 import pytest
 
-from harness import catalog, checks, family, opinfo
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.core import checks
+from mlx_vjpcheck.ops import gather_family as family
+
+FAMILY_OPS = tuple(info.name for info in family.OPS)
 
 try:
     import mlx.core as mx
@@ -78,27 +83,27 @@ def test_put_along_axis_reference():
 
 
 def test_family_ops_are_registered_without_a_sorted_flag():
-    for op in family.FAMILY_OPS:
-        assert not opinfo.get(op).has_sorted_flag
-    fam = [s for s in catalog.catalog() if s.op in family.FAMILY_OPS]
-    assert {s.op for s in fam} == set(family.FAMILY_OPS)
+    for op in FAMILY_OPS:
+        assert not ops.get(op).has_sorted_flag
+    fam = [s for s in catalog.catalog() if s.op in FAMILY_OPS]
+    assert {s.op for s in fam} == set(FAMILY_OPS)
     assert any(s.params.get("steps", 1) > 1 for s in fam)
-    widths = {s.operands[opinfo.get(s.op).operands[0]].shape[-1] for s in fam}
+    widths = {s.operands[ops.get(s.op).operands[0]].shape[-1] for s in fam}
     assert min(widths) == 1 and max(widths) > 64
 
 
 @pytest.mark.skipif(mx is None, reason="mlx is not installed")
 def test_family_catalog_controls_pass_in_mlx():
-    from harness import execute
+    from mlx_vjpcheck.running import execute
     mx.set_default_device(mx.cpu)
-    for s in (s for s in catalog.catalog() if s.op in family.FAMILY_OPS):
+    for s in (s for s in catalog.catalog() if s.op in FAMILY_OPS):
         rec = execute.run(s, "cpu")
         assert rec["status"] == "pass", (s.name, rec["error"], [c["name"] for c in rec["checks"] if not c["passed"]])
 
 
 @pytest.mark.skipif(mx is None, reason="mlx is not installed")
 def test_mlx_embedding_backward_is_not_the_assign_rule():
-    from harness import execute
+    from mlx_vjpcheck.running import execute
     mx.set_default_device(mx.cpu)
     s = next(s for s in catalog.catalog() if s.name == "family/embedding/batch_repeat")
     call = execute.Call(s)

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from harness import catalog, expect, layout
-from harness.fuzz import engine, findings, strategies
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.core import layout
+from mlx_vjpcheck.fuzz import engine, findings, targets
 
 ROOT = Path(__file__).resolve().parent.parent
 PINNED_MLX = "0.32.4"
@@ -35,7 +37,7 @@ def pinned():
 
 
 def fuzz(out, *args, env=None, check=True):
-    cmd = [sys.executable, "-m", "harness.cli", "fuzz", "--out", str(out), "--db", "none",
+    cmd = [sys.executable, "-m", "mlx_vjpcheck.cli", "fuzz", "--out", str(out), "--db", "none",
            "--no-progress", "--time", "120", *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     if check:
@@ -46,7 +48,7 @@ def fuzz(out, *args, env=None, check=True):
 # --- strategies: pure data, no mlx needed -------------------------------------------
 
 @FAST
-@given(strategies.cases(["gather_mm", "gather_qmm"], {"gather_qmm": ("float32", "float16")}))
+@given(targets.cases(["gather_mm", "gather_qmm"], {"gather_qmm": ("float32", "float16")}))
 def test_generated_gather_cases_are_legal(s):
     exp = expect.expected(s)          # indices in range, shapes consistent
     assert set(exp) == {"forward"} | {f"grad:{n}" for n in s.wrt}
@@ -58,7 +60,7 @@ def test_generated_gather_cases_are_legal(s):
 
 
 @FAST
-@given(strategies.cases([op for op in strategies.targets() if op not in ("gather_mm", "gather_qmm")], {}))
+@given(targets.cases([op for op in targets.names() if op not in ("gather_mm", "gather_qmm")], {}))
 def test_generated_family_cases_are_legal(s):
     exp = expect.expected(s)
     assert not s.sorted_indices
@@ -86,7 +88,7 @@ def report_case(sorted_flag=True):
 
 @needs_mlx
 def test_each_oracle_rejects_a_wrong_gradient(monkeypatch):
-    from harness.fuzz import oracles
+    from mlx_vjpcheck.fuzz import oracles
     mx.set_default_device(mx.cpu)
     s = report_case(sorted_flag=True)
     exp = expect.expected(s)
@@ -187,7 +189,7 @@ def test_reproducers_exit_1_on_pinned_mlx(campaign_dir):
 def crash_scenario():
     """A 2-D transposed left operand, right indices sorted: on mlx 0.32.4 the
     VJP's BLAS call rejects a parameter and the process exits (status 0)."""
-    from harness.scenario import Scenario, Tensor
+    from mlx_vjpcheck.core.scenario import Scenario, Tensor
     a = Tensor((1.0,) * 8, (2, 4), "float32", ({"op": "transpose", "axes": [1, 0]},))
     b = Tensor((1.0,) * 8, (2, 2, 2), "float32")
     return Scenario(name="fuzz/gather_mm/crash", op="gather_mm", operands={"a": a, "b": b}, wrt=("b",),
@@ -197,7 +199,7 @@ def crash_scenario():
 
 def test_a_vjp_that_kills_the_process_is_a_finding_and_its_reproducer_says_so(tmp_path):
     pinned()
-    from harness.fuzz import pool, repro
+    from mlx_vjpcheck.fuzz import pool, repro
     with pool.Worker("cpu") as w:
         out = w.run(crash_scenario())
         again = w.run(report_case(False))          # a fresh worker carries on

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from conftest import run_cli
 
-from harness import junit
+from mlx_vjpcheck.evidence import junit
 
 
 def check(name, passed, err=None, tol=None, obs=None, exp=None):

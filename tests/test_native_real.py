@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, manifest, native_validate
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.evidence import manifest
+from mlx_vjpcheck.cli import build_and_test
 
 SOURCE, BUILD = os.environ.get("MLX_SOURCE_ROOT"), os.environ.get("MLX_CPU_BUILD")
 
@@ -23,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 
 def test_pristine_reproduces_and_patched_passes(tmp_path, capsys):
     out = tmp_path / "native"
-    code = native_validate.main(["--mlx-source", SOURCE, "--mlx-build", BUILD, "--out", str(out),
+    code = build_and_test.main(["--mlx-source", SOURCE, "--mlx-build", BUILD, "--out", str(out),
                                  "--opt", "O0"])
     assert code == 0, capsys.readouterr()
     comp = json.loads((out / "comparison.json").read_text())

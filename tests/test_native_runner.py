@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, manifest, native_validate
-from harness.native_build import Project
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.evidence import manifest
+from mlx_vjpcheck.cli import build_and_test
+from mlx_vjpcheck.native.build import Project
 
 pytestmark = pytest.mark.skipif(not shutil.which("c++") or not shutil.which("ar"),
                                 reason="needs a C++ compiler and ar (.ci/run installs them)")
@@ -143,7 +145,7 @@ def run(root, project, src, build, patch=None, out=None, extra=()):
     argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch",
             str(patch or root / "good.diff"), "--out", str(out), "--cache", str(root / "cache"),
             *extra]
-    return native_validate.main(argv, project=project, scenarios=scenarios()), out
+    return build_and_test.main(argv, project=project, scenarios=scenarios()), out
 
 
 def one_line_exit_2(capsys, code, *fragments):

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, needs_pinned_mlx
-from harness import catalog, native_suite, results
-from harness.catalog import idx
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.native import suite as native_suite
+from mlx_vjpcheck.evidence import results
+from mlx_vjpcheck.core.tensors import index_tensor as idx
 
 NATIVE_OPS = ("gather_mm", "gather_qmm")
 BUILD_DIR = ROOT / "native" / "build-test"
@@ -31,7 +33,7 @@ def binary():
 @pytest.fixture(scope="module")
 def both(binary, tmp_path_factory):
     """(scenarios, native run, python records) over the whole catalog."""
-    from harness import runner
+    from mlx_vjpcheck.running import runner
     scenarios = catalog.catalog()
     path = native_suite.write_input(scenarios, tmp_path_factory.mktemp("native") / "in.json")
     return scenarios, native_suite.run_binary(binary, path), runner.run(scenarios, ["cpu"])
@@ -117,11 +119,12 @@ def test_reference_error_is_an_error_record_not_a_crash(binary, tmp_path):
 def test_wheel_run_writes_a_run_directory(binary, tmp_path):
     import argparse
 
-    from harness import manifest, native_wheel
+    from mlx_vjpcheck.cli import native as native_cmd
+    from mlx_vjpcheck.evidence import manifest
     out = tmp_path / "nw"
     args = argparse.Namespace(filter="gmm/report_example/joint/unsorted", out=str(out),
                               build_dir=str(BUILD_DIR))
-    assert native_wheel.main(args) == 0
+    assert native_cmd.main(args) == 0
     data = results.load(out / "results.json")
     assert data["kind"] == "native-wheel" and data["summary"]["pass"] == 1
     commands = json.loads((out / "commands.json").read_text())

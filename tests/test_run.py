@@ -6,7 +6,10 @@ import textwrap
 import pytest
 
 from conftest import needs_pinned_mlx, run_cli
-from harness import catalog, results, runner, scenario as sc
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.evidence import results
+from mlx_vjpcheck.running import runner
+from mlx_vjpcheck.core import scenario as sc
 
 pytest.importorskip("mlx.core")
 
@@ -52,9 +55,10 @@ def test_pinned_version_reproduces_the_report_numbers(full_run):
 
 
 PLUGIN = textwrap.dedent('''
+    import dataclasses
     import os
     import mlx.core as mx
-    from harness import opinfo
+    from mlx_vjpcheck.ops import gather_mm
 
     def crash(ops, lhs, rhs, sorted_indices, params):
         os.abort()
@@ -73,11 +77,10 @@ PLUGIN = textwrap.dedent('''
             return da, mx.zeros_like(b)
         return f(ops["a"], ops["b"])
 
-    base = opinfo.get("gather_mm")
-    opinfo.register(opinfo.OpInfo("crash_op", base.operands, base.differentiable, base.reference,
-                                  base.reference_vjp, "vjp_test_plugin:crash"))
-    opinfo.register(opinfo.OpInfo("assign_op", base.operands, base.differentiable, base.reference,
-                                  base.reference_vjp, "vjp_test_plugin:assign_not_add"))
+    base = gather_mm.OPS[0]
+    OPS = (dataclasses.replace(base, name="crash_op", mlx_call="vjp_test_plugin:crash", scenarios=None),
+           dataclasses.replace(base, name="assign_op", mlx_call="vjp_test_plugin:assign_not_add",
+                               scenarios=None))
 ''')
 
 
@@ -97,7 +100,8 @@ def test_crash_is_one_record_and_wrong_gradient_is_rejected(tmp_path, monkeypatc
     monkeypatch.setenv("MLX_VJPCHECK_PLUGINS", "vjp_test_plugin")
     import sys
     monkeypatch.syspath_prepend(str(tmp_path))
-    import vjp_test_plugin  # noqa: F401  (registers the ops in this process too)
+    from mlx_vjpcheck import ops
+    monkeypatch.setattr(ops, "_REGISTRY", {})   # rebuilt with the plugin in this process too
     recs = {r["scenario"]: r for r in runner.run_device(_plugin_scenarios(), "cpu")}
     assert [recs[n]["status"] for n in ("first", "boom", "wrong", "last")] == \
         ["pass", "crashed", "fail", "pass"]

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import ROOT, mlx_version, needs_pinned_mlx
 
-from harness import catalog
+from mlx_vjpcheck.cases import catalog
 
 HAVE_XDIST = importlib.util.find_spec("xdist") is not None
 needs_mlx = pytest.mark.skipif(mlx_version() is None, reason="mlx is not installed")
@@ -21,7 +21,7 @@ def run_pytest(*args, env=None):
     # A clean child: no outer xdist worker identity, no inherited opt-in switch.
     base = {k: v for k, v in os.environ.items()
             if not k.startswith("PYTEST_") and k != "MLX_VJPCHECK_SCENARIOS"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.pytest_plugin",
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "mlx_vjpcheck.pytest_plugin",
                            "-p", "no:cacheprovider", *map(str, args)],
                           cwd=ROOT, env=dict(base, **(env or {})), capture_output=True,
                           text=True, timeout=600)

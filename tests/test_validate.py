@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import evidence_fixtures as fx
-from harness import checks, validate_records
-from harness.validate_group import Group
+from mlx_vjpcheck.core import checks
+from mlx_vjpcheck.validation import records as validate_records
+from mlx_vjpcheck.validation.groups import Group
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def test_run_output_names_each_group(template):
 
 def test_no_mlx_import_in_process(template):
     # A fresh interpreter: other test modules in this one may have imported mlx.
-    code = ("import sys; from harness.validate import main; rc = main([sys.argv[1]]); "
+    code = ("import sys; from harness.cli.validate import main; rc = main([sys.argv[1]]); "
             "assert 'mlx' not in sys.modules, 'mlx imported'; sys.exit(rc)")
     import subprocess
     p = subprocess.run([sys.executable, "-c", code, str(template["run"])], capture_output=True,
@@ -225,8 +226,8 @@ def test_summary_and_duplicates_rejected():
 def test_scenario_shared_by_records_is_computed_once(monkeypatch):
     data = fx.results_data()
     calls = []
-    real = validate_records.expect.expected
-    monkeypatch.setattr(validate_records.expect, "expected", lambda s: calls.append(s.name) or real(s))
+    real = validate_records.expected.expected
+    monkeypatch.setattr(validate_records.expected, "expected", lambda s: calls.append(s.name) or real(s))
     extra = copy.deepcopy(data["records"][0])
     extra["device"] = "other"
     data["records"].append(extra)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import evidence_fixtures as fx
-from harness import manifest, safezip
+from mlx_vjpcheck.evidence import manifest
+from mlx_vjpcheck.evidence import safezip
 
 
 @pytest.fixture(scope="module")

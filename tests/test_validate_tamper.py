@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import evidence_fixtures as fx
-from harness import manifest
+from mlx_vjpcheck.evidence import manifest
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli, manifest
-from harness import versions as V
+from mlx_vjpcheck import cli
+from mlx_vjpcheck.evidence import manifest
+from mlx_vjpcheck.versions import matrix as V
 
 # A fake probe per behaviour: present from 0.3.0 on; cannot test on 0.1.0
 # then present from 0.2.0; aborts (a crash) on 0.2.0 and is absent otherwise.

@@ -1,7 +1,9 @@
-"""Property-based fuzzing of gather-like VJPs.
+"""Property-based search for gradient defects. Generic: no op is named here,
+the ops bring their strategies (harness/ops/).
 
-Kept in separate jobs: strategies (hypothesis -> Scenario records), oracles and
-engine (one case through MLX and every oracle), search (hypothesis shrinking
-and example database, time budget), findings (signatures, dedup, records,
-merge of shards), repro (standalone reproducer scripts).
+targets (strategies from the op records), oracles (how a case is judged,
+listed once), engine (one case through MLX and every oracle), search
+(hypothesis rounds, shrinking, the example database), findings (signatures,
+records, merge of shards), repro (standalone reproducer scripts), pool and
+worker (crash isolation), campaign (single or sharded runs).
 """

@@ -2,28 +2,24 @@
 shards in parallel processes, and write its out dir."""
 from __future__ import annotations
 
-import random
+import contextlib
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, find, settings
-
-from . import database, findings, pool, progress, search, strategies
+from . import database, findings, pool, search, targets
 
 SCHEMA = "mlx-vjpcheck/fuzz-campaign/1"
 DTYPES = ("float32", "float16", "bfloat16")
+CLI = __name__.split(".")[0] + ".cli"   # shards run `python -m <package>.cli fuzz ...`
 
 
-def minimal_case(op: str, dtype: str):
-    """The simplest case of a target in one dtype that gathers (deterministic);
-    calls without index arrays may take a plain-matmul path with wider support."""
-    gathers = lambda s: s.lhs_indices is not None or s.rhs_indices is not None  # noqa: E731
-    return find(strategies.STRATEGIES[op]((dtype,)), gathers, random=random.Random(0),
-                settings=settings(database=None, max_examples=50, phases=(Phase.generate,),
-                                  suppress_health_check=list(HealthCheck)))
+@contextlib.contextmanager
+def quiet(budget_s):
+    """The display when none is asked for: events go nowhere."""
+    yield lambda kind, payload: None
 
 
 def supported_dtypes(worker, ops) -> dict:
@@ -31,7 +27,7 @@ def supported_dtypes(worker, ops) -> dict:
     not gradient defects, so the generator leaves them out."""
     out = {}
     for op in ops:
-        ok = [dt for dt in DTYPES if worker.run(minimal_case(op, dt)).status != "invalid"]
+        ok = [dt for dt in DTYPES if worker.run(targets.minimal_case(op, dt)).status != "invalid"]
         out[op] = ok or ["float32"]
     return out
 
@@ -40,12 +36,12 @@ def fd_seed(s) -> int:
     return int(s.name.rsplit("/", 1)[-1][:12], 16)
 
 
-def run_single(ops, device, seed, budget_s, max_cases, db_path, show=True) -> dict:
+def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet) -> dict:
     t0 = time.monotonic()
     with pool.Worker(device) as w:
         dtypes = supported_dtypes(w, ops)
         setup_s = time.monotonic() - t0
-        with progress.display(budget_s, show) as on_event:
+        with display(budget_s) as on_event:
             camp = search.Campaign(lambda s, n: w.run(s, fd_seed(s)), ops, dtypes, seed=seed,
                                    budget_s=budget_s, max_cases=max_cases,
                                    db=database.open_db(db_path), on_event=on_event, device=device)
@@ -67,13 +63,13 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, show=True) -> di
 
 
 def _shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, out):
-    cmd = [sys.executable, "-m", "harness.cli", "fuzz", "--time", str(budget_s), "--seed", str(seed + i),
+    cmd = [sys.executable, "-m", CLI, "fuzz", "--time", str(budget_s), "--seed", str(seed + i),
            "--out", str(out), "--device", device, "--ops", ",".join(ops), "--db", str(db_path),
            "--no-progress", "--shard-index", str(i)]
     return cmd + (["--max-examples", str(max_cases)] if max_cases else [])
 
 
-def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, show=True) -> dict:
+def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet) -> dict:
     """N campaigns with seeds seed..seed+n-1 in parallel processes, merged by signature."""
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="vjpcheck-shards-") as tmp:
@@ -81,7 +77,7 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, show=True) ->
         procs = [subprocess.Popen(_shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, o),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   cwd=pool.ROOT) for i, o in enumerate(outs)]
-        with progress.display(budget_s, show) as on_event:
+        with display(budget_s) as on_event:
             results = [p.communicate() for p in procs]
             on_event("done", None)
         for i, (p, (_, err)) in enumerate(zip(procs, results)):
@@ -111,10 +107,11 @@ def merge_info(infos, seed, n) -> dict:
                 unconfirmed_samples=[u for i in infos for u in i["unconfirmed_samples"]][:20])
 
 
-def run(ops, device, seed, budget_s, max_cases, db_path, shards=1, progress=True, shard_index=None):
+def run(ops, device, seed, budget_s, max_cases, db_path, shards=1, display=quiet):
+    """`display(budget_s)`: a context manager yielding on_event(kind, payload)."""
     if shards > 1:
-        return run_shards(shards, ops, device, seed, budget_s, max_cases, db_path, progress)
-    return run_single(ops, device, seed, budget_s, max_cases, db_path, progress)
+        return run_shards(shards, ops, device, seed, budget_s, max_cases, db_path, display)
+    return run_single(ops, device, seed, budget_s, max_cases, db_path, display)
 
 
 def write(root, result, env) -> None:

@@ -1,7 +1,7 @@
 """Findings: one per defect signature, with the minimal counterexample, its
 results-schema record, and the files written for it.
 
-Out dir layout (written whole via harness.rundir.staged, with MANIFEST.sha256):
+Out dir layout (written whole via evidence.rundir.staged, with MANIFEST.sha256):
   findings.json                 list of findings (signature, op, gradient, oracle, kind, ...)
   findings/<signature>.json     {"scenario", "record", "oracle", "expected", ...}
   findings/<signature>_repro.py standalone reproducer (mlx + numpy + stdlib; exit 0/1/125)
@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import atomic, expect
-from ..scenario import Scenario
+from ..cases import expected
+from ..core.scenario import Scenario
+from ..evidence import atomic, paths
 
 SCHEMA = "mlx-vjpcheck/fuzz-finding/1"
 
@@ -68,13 +69,13 @@ class Finding:
         """The findings.json line: everything but the bulky scenario and record."""
         d = {k: v for k, v in asdict(self).items() if k not in ("scenario", "record")}
         d["scenario_name"] = self.scenario["name"]
-        d["files"] = {"record": f"findings/{self.signature}.json",
-                      "reproducer": f"findings/{self.signature}_repro.py"}
+        d["files"] = {"record": f"{paths.FINDINGS_DIR}/{self.signature}.json",
+                      "reproducer": f"{paths.FINDINGS_DIR}/{self.signature}_repro.py"}
         return d
 
     def detail(self) -> dict:
         s = Scenario.from_dict(self.scenario)
-        exp = {k: np.asarray(v).tolist() for k, v in expect.expected(s).items()}
+        exp = {k: np.asarray(v).tolist() for k, v in expected.expected(s).items()}
         return {"schema": SCHEMA, "signature": self.signature, "oracle": self.oracle,
                 "oracles": self.oracles, "scenario": self.scenario, "record": self.record,
                 "expected": exp, "size": self.size}
@@ -84,18 +85,18 @@ def write(root, found: list, campaign: dict, env: dict) -> None:
     from . import repro
     root = Path(root)
     for f in found:
-        atomic.write_json(root / "findings" / f"{f.signature}.json", f.detail())
-        atomic.write_text(root / "findings" / f"{f.signature}_repro.py", repro.render(f))
-    atomic.write_json(root / "findings.json", [f.entry() for f in found])
-    atomic.write_json(root / "campaign.json", campaign)
-    atomic.write_json(root / "environment.json", env)
+        atomic.write_json(root / paths.FINDINGS_DIR / f"{f.signature}.json", f.detail())
+        atomic.write_text(root / paths.FINDINGS_DIR / f"{f.signature}_repro.py", repro.render(f))
+    atomic.write_json(root / paths.FINDINGS, [f.entry() for f in found])
+    atomic.write_json(root / paths.CAMPAIGN, campaign)
+    atomic.write_json(root / paths.ENVIRONMENT, env)
 
 
 def load(root) -> list:
     """Findings of an out dir, with scenario and record restored from their files."""
     root = Path(root)
     out = []
-    for e in json.loads((root / "findings.json").read_text(encoding="utf-8")):
+    for e in json.loads((root / paths.FINDINGS).read_text(encoding="utf-8")):
         detail = json.loads((root / e["files"]["record"]).read_text(encoding="utf-8"))
         kw = {k: v for k, v in e.items() if k not in ("scenario_name", "files")}
         out.append(Finding(scenario=detail["scenario"], record=detail["record"], **kw))
@@ -114,4 +115,4 @@ def merge(groups: list) -> list:
 
 
 def load_campaign(root) -> dict:
-    return json.loads((Path(root) / "campaign.json").read_text(encoding="utf-8"))
+    return json.loads((Path(root) / paths.CAMPAIGN).read_text(encoding="utf-8"))

@@ -1,5 +1,6 @@
-"""The oracles a fuzz case is judged by. Each returns check records (the
-results-schema shape from harness.checks) whose `kind` names the oracle.
+"""The oracles a fuzz case is judged by, listed once in ORACLES. Each returns
+check records (the results-schema shape from harness.core.checks) whose `kind`
+says which oracle made them.
 
   reference           MLX against the float64 reference (forward and every
                       gradient), plus exact zeros where no index selects
@@ -14,12 +15,16 @@ Generic over the op registry: nothing here names an op.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from .. import checks, execute, expect, opinfo
+from .. import ops
+from ..cases import expected
+from ..core import checks
+from ..running import execute
 
-ORACLES = ("vjp_exception", "reference", "metamorphic", "finite_differences", "backward_twice")
 # "Exactly zero": the smallest positive float64 normal, so checks.compare never
 # divides by a zero tolerance, yet any nonzero float32 value fails.
 EXACT = 2.2250738585072014e-308
@@ -35,7 +40,7 @@ def run_vjp(s, cot: np.ndarray):
     """(forward, {operand: grad}) of the scenario's MLX call, as float64 numpy."""
     mx = _mx()
     call = execute.Call(s)
-    c = mx.array(cot.astype(np.float32), dtype=getattr(mx, execute.dtype_of(s)))
+    c = mx.array(cot.astype(np.float32), dtype=getattr(mx, ops.dtype_of(s)))
     (y,), grads = mx.vjp(call, call.primals, [c])
     mx.eval(y, *grads)
     return execute.to_numpy(y), {n: execute.to_numpy(g) for n, g in zip(s.wrt, grads)}
@@ -54,7 +59,7 @@ def reference(s, exp: dict, y, grads) -> list:
     small-integer inputs make every sum exact, also exact zeros wherever the
     reference is exactly zero: rows nothing selects and contributions that
     cancel must not pick up even a denormal."""
-    dtype = execute.dtype_of(s)
+    dtype = ops.dtype_of(s)
     tol = checks.tolerance(dtype)
     out = [checks.compare("forward", y, exp["forward"], *tol)]
     out += [checks.compare(f"grad:{n}", grads[n], exp[f"grad:{n}"], *tol) for n in s.wrt]
@@ -70,13 +75,13 @@ def reference(s, exp: dict, y, grads) -> list:
 
 def metamorphic(s, cot, grads) -> list:
     """Only where the flag can matter: a sorted call of an op that has the flag."""
-    if not (s.sorted_indices and opinfo.get(s.op).has_sorted_flag):
+    if not (s.sorted_indices and ops.get(s.op).has_sorted_flag):
         return []
     try:
         _, other = run_vjp(dataclasses.replace(s, sorted_indices=False), cot)
     except Exception:   # the unsorted control failing is not the sorted call's defect
         return []
-    tol = checks.tolerance(execute.dtype_of(s))
+    tol = checks.tolerance(ops.dtype_of(s))
     return [checks.compare(f"sorted_vs_unsorted:{n}", grads[n], other[n], *tol, kind="metamorphic")
             for n in s.wrt]
 
@@ -89,7 +94,7 @@ def directions(s, seed: int) -> dict:
     """Random direction with entries +-1..3 (never 0, so every coordinate counts;
     small integers, so x + h u stays exact)."""
     rng = np.random.RandomState(seed % (2**32))
-    shapes = {n: expect.logical_inputs(s)[n].shape for n in s.wrt}
+    shapes = {n: expected.logical_inputs(s)[n].shape for n in s.wrt}
     return {n: (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape)).astype(np.float64)
             for n, shape in shapes.items()}
 
@@ -111,7 +116,7 @@ def finite_differences(s, cot, grads, seed: int = 0) -> list:
     fd = (vals[0] - vals[1]) / (2 * FD_STEP)
     analytic = sum(float(np.sum(grads[n] * u[n])) for n in s.wrt)
     rec = checks.compare("fd:directional", np.array(analytic), np.array(fd),
-                         *checks.tolerance(execute.dtype_of(s), "fd"), kind="fd")
+                         *checks.tolerance(ops.dtype_of(s), "fd"), kind="fd")
     return [rec]
 
 
@@ -124,12 +129,50 @@ def backward_twice(s, cot, grads, exp=None) -> list:
     except Exception as e:
         return [dict(checks.compare("twice:vjp", np.array(0.0), np.array(1.0), 0.0, 0.0,
                                     kind="twice"), reason=f"second VJP raised: {type(e).__name__}")]
-    tol = checks.tolerance(execute.dtype_of(s))
+    tol = checks.tolerance(ops.dtype_of(s))
     out = [checks.compare(f"twice:{n}", again[n], grads[n], *tol, kind="twice") for n in s.wrt]
     if exp is not None and not all(c["passed"] for c in out):
         out += [checks.compare(f"grad:{n}#2", again[n], exp[f"grad:{n}"], *tol) for n in s.wrt]
     return out
 
 
-KIND_TO_ORACLE = {"reference": "reference", "exact_zero": "reference", "metamorphic": "metamorphic", "fd": "finite_differences",
-                  "twice": "backward_twice"}
+@dataclass(frozen=True)
+class Case:
+    """What every oracle may look at: the scenario, the reference's expected
+    values, the cotangent, and MLX's forward and gradients from the first VJP."""
+    s: object
+    expected: dict
+    cotangent: np.ndarray
+    forward: np.ndarray
+    grads: dict
+    fd_seed: int = 0
+
+
+@dataclass(frozen=True)
+class Oracle:
+    name: str
+    kinds: tuple          # `kind` of the checks it makes
+    run: Callable | None  # Case -> [check]; None: judged from the VJP's exception
+    confirms: bool        # its failure alone makes a finding (the rest need the reference)
+
+
+# Priority order: a finding is named after the first oracle that flags it.
+ORACLES = (
+    Oracle("vjp_exception", (), None, confirms=True),
+    Oracle("reference", ("reference", "exact_zero"),
+           lambda c: reference(c.s, c.expected, c.forward, c.grads), confirms=True),
+    Oracle("metamorphic", ("metamorphic",), lambda c: metamorphic(c.s, c.cotangent, c.grads),
+           confirms=False),
+    Oracle("finite_differences", ("fd",),
+           lambda c: finite_differences(c.s, c.cotangent, c.grads, c.fd_seed), confirms=False),
+    Oracle("backward_twice", ("twice",),
+           lambda c: backward_twice(c.s, c.cotangent, c.grads, c.expected), confirms=False),
+)
+NAMES = tuple(o.name for o in ORACLES)
+CONFIRMING = tuple(o.name for o in ORACLES if o.confirms)
+KIND_TO_ORACLE = {k: o.name for o in ORACLES for k in o.kinds}
+
+
+def run_all(case: Case) -> list:
+    """Every oracle's checks, in table order."""
+    return [c for o in ORACLES if o.run is not None for c in o.run(case)]

@@ -11,6 +11,9 @@ import tempfile
 
 from . import engine
 
+# `python -m <this package>.fuzz.worker`, whatever name the package is imported under,
+# started from the package's parent folder so a checkout's package is the one imported.
+WORKER = __name__.rsplit(".", 1)[0] + ".worker"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -30,7 +33,7 @@ class Worker:
     def _start(self):
         self.err = tempfile.TemporaryFile(mode="w+")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "harness.fuzz.worker", self.device],
+        self.proc = subprocess.Popen([sys.executable, "-m", WORKER, self.device],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
                                      text=True, env=env, cwd=ROOT)
         line = self.proc.stdout.readline()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
-from .. import checks, execute, opinfo
-from ..scenario import Scenario
-from . import repro_ops
+from .. import ops
+from ..core import checks
+from ..core.scenario import Scenario
 
 HEADER = '''#!/usr/bin/env python3
 """mlx-vjpcheck fuzz finding {signature}
@@ -244,8 +244,8 @@ if __name__ == "__main__":
 
 def render(finding) -> str:
     s = Scenario.from_dict(finding.scenario)
-    info = opinfo.get(s.op)
-    dtype = execute.dtype_of(s)
+    info = ops.get(s.op)
+    dtype = ops.dtype_of(s)
     atol, rtol = checks.tolerance(dtype)
     detail = finding.detail()
     head = HEADER.format(
@@ -253,4 +253,6 @@ def render(finding) -> str:
         kind=finding.kind, form=finding.form, oracles=", ".join(finding.oracles),
         size=finding.size, scenario=json.dumps(finding.scenario), expected=json.dumps(detail["expected"]),
         atol=atol, rtol=rtol, exact=dtype == "float32", has_flag=info.has_sorted_flag)
-    return head + "\n" + repro_ops.source(s.op) + BODY
+    if info.repro_source is None:
+        raise ValueError(f"op {s.op!r} has no reproducer snippet")
+    return head + "\n" + info.repro_source + BODY

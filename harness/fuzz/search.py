@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis.errors import HypothesisException, NoSuchExample
 
-from . import database, findings, strategies
+from . import database, findings, targets
 
 ROUND_EXAMPLES = 400      # generated cases per round before a fresh random stream
 SHRINK_CASES = 150        # evaluated cases allowed for shrinking one finding
@@ -104,7 +104,7 @@ class Campaign:
         self.run_case, self.ops, self.seed, self.device = run_case, list(ops), seed, device
         self.budget_s, self.max_cases = budget_s, max_cases
         self.db = db if db is not None else database.CampaignDatabase(None)
-        self.strategy = strategies.cases(self.ops, dtypes)
+        self.strategy = targets.cases(self.ops, dtypes)
         self.on_event = on_event or (lambda kind, payload: None)
         self.stats, self.found, self.cache, self.parked = Stats(), [], {}, {}
         self.defer = True

@@ -3,7 +3,7 @@ exits the process) costs one `crashed` outcome instead of the campaign.
 
 Protocol, one JSON object per line. In: {"scenario": {...}, "fd_seed": n}.
 Out: {"stage": name, "checks": [...]} before each MLX stage, then
-{"outcome": {...}}. Usage: python -m harness.fuzz.worker DEVICE
+{"outcome": {...}}. Usage: python -m <package>.fuzz.worker DEVICE
 """
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def _emit(obj) -> None:
 def main(argv=None) -> int:
     device = (argv or sys.argv[1:])[0]
     _protocol_channel()
-    from .. import devices, opinfo, scenario
+    from ..core import scenario
+    from ..running import devices
     from . import engine
-    opinfo.load_plugins()
     devices.select(device)
     _emit({"ready": True})
     for line in sys.stdin:

@@ -1,0 +1,38 @@
+"""`mlx-vjpcheck native`: the C++ suite against the installed wheel, as a run directory.
+
+Exit 0 all pass, 1 any other status, 2 bad input (or the suite cannot be built).
+"""
+from __future__ import annotations
+
+from ..cases import catalog, selection
+from ..core.errors import UsageError
+from ..evidence import rundir
+from ..native import suite as native_suite
+from ..native import wheel
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="run the native C++ suite against the installed MLX wheel")
+    p.add_argument("--filter", metavar="PATTERN", help="glob or substring of scenario names")
+    p.add_argument("--out", metavar="DIR", default="artifacts/native-wheel", help="run directory")
+    p.add_argument("--build-dir", metavar="DIR", default=None,
+                   help="CMake build directory for the suite, reused between runs "
+                        "(default: one per interpreter under ~/.cache/mlx-vjpcheck/native-build)")
+    p.set_defaults(func=main)
+    return p
+
+
+def main(args) -> int:
+    chosen = selection.select(catalog.catalog(), args.filter)
+    if not chosen:
+        raise UsageError(f"no scenario matches --filter {args.filter!r}")
+    try:
+        rundir.check_target(args.out)
+        result, data = wheel.run(chosen, args.build_dir or wheel.default_build_dir(), args.out)
+    except (rundir.OutDirError, native_suite.NativeError) as e:
+        raise UsageError(str(e))
+    from . import terminal
+    terminal.print_summary(result.records, data["summary"], args.out)
+    for k in result.skipped:
+        print(f"skipped {k['scenario']}: {k['reason']}")
+    return 0 if result.records and all(r["status"] == "pass" for r in result.records) else 1

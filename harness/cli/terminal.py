@@ -1,0 +1,142 @@
+"""Human-facing output, all of it rich: progress while running, tables after.
+
+The run table, the native pristine-vs-patched table, the fuzz progress and
+findings table. Only the command line imports this module.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+from rich.table import Table
+
+from ..core import verdict
+
+STYLE = {"pass": "green", "fail": "red", "error": "magenta", "crashed": "bold red"}
+
+
+def console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    # Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns.
+    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 160)
+
+
+@contextmanager
+def progress(total: int, label: str = "scenarios"):
+    """Yields a callback that advances the bar by one record."""
+    bar = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[last]}"), TimeElapsedColumn(),
+                   console=console(stderr=True), transient=True)
+    with bar:
+        task = bar.add_task(label, total=total, last="")
+        yield lambda rec: bar.update(task, advance=1, last=f"{rec['status']:7s} {rec['scenario']}")
+
+
+def worst_text(rec: dict) -> str:
+    if rec.get("error"):
+        return rec["error"][:60]
+    w = verdict.worst(rec["checks"])
+    if not w or w.get("worst_error") is None:
+        return ""
+    return f"{w['name']} {w['worst_error']:.3g} (tol {w['worst_tolerance']:.2g})"
+
+
+def table(records: list, title: str = "mlx-vjpcheck") -> Table:
+    devices = sorted({r["device"] for r in records})
+    t = Table(title=title, show_lines=False)
+    # Names are the handle for --filter: never cut them.
+    t.add_column("scenario", no_wrap=True, min_width=max((len(r["scenario"]) for r in records), default=8))
+    for d in devices:
+        t.add_column(d)
+        t.add_column("worst error", overflow="fold")
+    rows = {}
+    for r in records:
+        rows.setdefault(r["scenario"], {})[r["device"]] = r
+    for name, per_dev in rows.items():
+        cells = []
+        for d in devices:
+            r = per_dev.get(d)
+            cells += ([f"[{STYLE[r['status']]}]{r['status']}[/]", worst_text(r)] if r else ["-", ""])
+        t.add_row(name, *cells)
+    return t
+
+
+def print_summary(records: list, summary: dict, out_dir=None) -> None:
+    c = console()
+    c.print(table(records))
+    c.print(f"{summary['total']} records: {summary['pass']} pass, {summary['fail']} fail, "
+            f"{summary['error']} error, {summary['crashed']} crashed"
+            + (f"  ->  {out_dir}/results.json" if out_dir else ""))
+
+
+# --- native: pristine vs patched ---------------------------------------------
+
+def _cell(status) -> str:
+    return f"[{STYLE[status]}]{status}[/]" if status in STYLE else "-"
+
+
+def native_table(comp: dict) -> Table:
+    t = Table(title=f"native: pristine vs patched ({', '.join(comp['units'])})")
+    t.add_column("scenario", overflow="fold")
+    t.add_column("expects defect")
+    t.add_column("pristine")
+    t.add_column("patched")
+    for r in comp["rows"]:
+        t.add_row(r["scenario"], "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
+                  _cell(r["patched"]))
+    return t
+
+
+def print_native(comp: dict) -> None:
+    c = console()
+    c.print(native_table(comp))
+    for k in comp.get("skipped", []):
+        c.print(f"skipped {k['scenario']}: {k['reason']}")
+
+
+# --- fuzz -------------------------------------------------------------------------
+
+@contextmanager
+def fuzz_progress(budget_s: float):
+    """Yields on_event(kind, payload) for fuzz.search.Campaign."""
+    bar = Progress(TextColumn("[bold]fuzz"), BarColumn(), TextColumn("{task.fields[info]}"),
+                   TimeRemainingColumn(), console=console(stderr=True), transient=True)
+    t0, counts, last = time.monotonic(), {"cases": 0, "findings": 0}, [0.0]
+    with bar:
+        task = bar.add_task("fuzz", total=budget_s, info="starting")
+
+        def on_event(kind, payload):
+            if kind == "case":
+                counts["cases"] += 1
+            elif kind == "finding":
+                counts["findings"] += 1
+                bar.console.print(f"[red]finding[/] {payload.signature}  size {payload.size}  "
+                                  f"found {payload.time_found_s:.1f}s, minimal {payload.time_minimal_s:.1f}s")
+            now = time.monotonic()
+            if kind != "case" or now - last[0] > 0.1:
+                last[0] = now
+                el = now - t0
+                bar.update(task, completed=min(el, budget_s),
+                           info=f"cases {counts['cases']} ({counts['cases'] / max(el, 1e-9):.0f}/s)  "
+                                f"findings {counts['findings']}  left {max(budget_s - el, 0):.0f}s")
+        yield on_event
+
+
+def print_fuzz(result: dict, out_dir) -> None:
+    c = console()
+    st = result["campaign"]["stats"]
+    t = Table(title="mlx-vjpcheck fuzz findings")
+    for col in ("signature", "oracles", "size", "found s", "minimal s"):
+        t.add_column(col, overflow="fold")
+    for f in result["findings"]:
+        t.add_row(f.signature, ",".join(f.oracles), str(f.size), f"{f.time_found_s:.1f}",
+                  f"{f.time_minimal_s:.1f}" + ("" if f.shrunk else " (shrink capped)"))
+    c.print(t)
+    c.print(f"{len(result['findings'])} findings from {st['cases']} cases "
+            f"({st['cases_per_s']} cases/s, {st['invalid']} rejected by the forward, "
+            f"{st['unconfirmed']} unconfirmed by the reference) in {st['elapsed_s']:.1f}s"
+            f"  ->  {out_dir}/findings.json")

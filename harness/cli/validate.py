@@ -1,0 +1,41 @@
+"""validate_artifacts.py DIR|ZIP: check an evidence directory or bundle.
+
+Needs numpy only (never mlx, rich or hypothesis): this module and everything
+it imports stay on the numpy-only path. Exit 0 every check passed, 1 a check
+failed (tampered, inconsistent, hostile), 2 bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import ops
+from ..evidence.load import BadInput, load
+from ..validation import evidence
+
+
+def _plugins() -> None:
+    """Ops from $MLX_VJPCHECK_PLUGINS: named by the user, never by the evidence."""
+    try:
+        ops.registry()
+    except ops.PluginError as e:
+        raise BadInput(str(e)) from None
+
+
+def main(argv=None, prog="validate_artifacts.py") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap.add_argument("path", help="evidence directory or bundle .zip")
+    args = ap.parse_args(argv)
+    try:
+        _plugins()
+        groups = evidence.validate(load(args.path))
+    except BadInput as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    lines, passed = evidence.report(groups)
+    try:
+        print("\n".join(lines), flush=True)
+    except BrokenPipeError:   # `| head`: the reader left; the exit code still tells
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0 if passed else 1

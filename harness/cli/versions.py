@@ -1,0 +1,138 @@
+"""`mlx-vjpcheck versions`: which MLX releases carry each defect, and the first affected.
+
+Exit codes: 0 every release x probe decided (present or absent); 1 the table
+is written but some release could not be installed or some probe could not
+test; 2 usage error, or nothing could run at all.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+
+from ..core.errors import UsageError
+from ..evidence import rundir
+from ..running import environment
+from ..versions import matrix as V
+
+STYLE = {V.PRESENT: "red", V.ABSENT: "green", V.CANNOT: "yellow"}
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="run the probes against every released MLX version")
+    p.add_argument("--from", dest="lo", metavar="V", help="oldest release to test (inclusive)")
+    p.add_argument("--to", dest="hi", metavar="V", help="newest release to test (inclusive)")
+    p.add_argument("--only", metavar="V", nargs="+", help="test exactly these releases")
+    p.add_argument("--probes", metavar="SCRIPT", nargs="+", default=[],
+                   help="extra probe scripts (taking --device cpu|gpu; exit 0 absent, 1 present, "
+                        "125 cannot test), e.g. findings/*_repro.py from `mlx-vjpcheck fuzz`")
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    p.add_argument("--out", metavar="DIR", default="artifacts/versions", help="run directory")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help=f"where environments are kept (default ${V.CACHE_ENV} or ~/.cache/mlx-vjpcheck)")
+    p.add_argument("--jobs", "-j", type=int, default=min(4, os.cpu_count() or 1),
+                   help="releases handled at once")
+    p.add_argument("--timeout", type=float, default=300, help="seconds per probe run")
+    p.set_defaults(func=main, provider=None)
+
+
+def _check_versions(args):
+    for flag, v in (("--from", args.lo), ("--to", args.hi), *(("--only", v) for v in args.only or ())):
+        if v is not None:
+            try:
+                V.version_key(v)
+            except ValueError:
+                raise UsageError(f"{flag} {v!r} is not a version number")
+
+
+def _say(msg: str) -> None:
+    print(f"mlx-vjpcheck versions: {msg}", file=sys.stderr, flush=True)
+
+
+def choose_releases(provider, args, root) -> list:
+    notes = []
+    offered = V.list_releases(provider, notes)
+    for n in notes:
+        _say(n)
+    if offered is None:
+        offered = V.cached_releases(root)
+        if not offered:
+            raise UsageError("no package index reachable and no cached environment to fall back on")
+        _say(f"using the {len(offered)} releases already in the cache ({root / 'envs'})")
+    chosen, notes = V.select(offered, args.lo, args.hi, args.only)
+    for n in notes:
+        _say(n)
+    if not chosen:
+        span = f"{offered[0].version} .. {offered[-1].version}" if offered else "none"
+        raise UsageError(f"no MLX release to test in that range (offered here: {span})")
+    return chosen
+
+
+def _progress_line(row) -> None:
+    inst = row.install
+    if inst["status"] != "ok":
+        _say(f"mlx {row.release.version}: install failed ({row.release.spec}): {inst['error']}")
+        return
+    cells = " ".join(f"{pid}={res['status']}" for pid, res in row.results.items())
+    probe_s = sum(res["seconds"] for res in row.results.values())
+    how = "cached env" if inst["cached"] else "installed"
+    _say(f"mlx {row.release.version}: {how} {inst['seconds']:.1f} s, probes {probe_s:.1f} s: {cells}")
+
+
+def table(rows, probe_list):
+    from rich.markup import escape
+    from rich.table import Table
+    t = Table(title="MLX releases x defects")
+    t.add_column("release")
+    t.add_column("package")
+    for p in probe_list:
+        t.add_column(p.defect, no_wrap=True)
+    t.add_column("s", justify="right")
+    for row in rows:
+        cells = [f"[{STYLE[V.cell(row, p.id)]}]{V.cell(row, p.id)}[/]" for p in probe_list]
+        secs = row.install.get("seconds", 0) + sum(r["seconds"] for r in row.results.values())
+        t.add_row(row.release.version, escape(row.release.package), *cells, f"{secs:.1f}")
+    return t
+
+
+def print_result(rows, probe_list, doc, out) -> None:
+    from rich.console import Console
+    # Logs and CI capture are not terminals: give the table room instead of 80 columns.
+    c = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    c.print(table(rows, probe_list))
+    for p in probe_list:
+        c.print(f"{p.defect}: {doc['first_affected'][p.id]['text']}")
+    failed = [r.release.version for r in rows if r.install.get("status") != "ok"]
+    if failed:
+        c.print(f"not installed: {', '.join(failed)}")
+    c.print(f"-> {out}/versions.json")
+
+
+def main(args) -> int:
+    _check_versions(args)
+    try:
+        probe_list = V.probes(args.probes)
+        rundir.check_target(args.out)
+    except (V.VersionsError, rundir.OutDirError) as e:
+        raise UsageError(str(e))
+    provider = args.provider or V.PipProvider()
+    root = V.cache_root(args.cache_dir)
+    chosen = choose_releases(provider, args, root)
+    _say(f"{len(chosen)} releases ({chosen[0].version} .. {chosen[-1].version}) x "
+         f"{len(probe_list)} probes, installer {provider.installer}, cache {root}")
+    t0 = time.perf_counter()
+    rows = V.run_matrix(provider, chosen, probe_list, root, args.device, args.timeout,
+                        args.jobs, on_row=_progress_line)
+    meta = {"platform": platform.platform(), "python": sys.version.split()[0],
+            "installer": provider.installer, "device": args.device,
+            "range": {"from": args.lo, "to": args.hi, "only": args.only},
+            "seconds": round(time.perf_counter() - t0, 3)}
+    doc = V.document(rows, probe_list, meta)
+    with rundir.staged(args.out) as tmp:
+        V.write_run(tmp, rows, probe_list, doc, environment.record())
+    print_result(rows, probe_list, doc, args.out)
+    if not any(r.install.get("status") == "ok" for r in rows):
+        _say("no release could be installed")
+        return 2
+    return V.exit_code(rows, probe_list)

@@ -1,0 +1,47 @@
+"""The results file: scenarios (exact inputs), records, environment, summary.
+
+Precise enough that validate_artifacts.py can recompute every expected value
+and re-derive every verdict without MLX.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ..core import checks
+
+SCHEMA = "mlx-vjpcheck/results/1"
+TOLERANCE_RULE = "|observed - expected| <= atol + rtol * |expected| elementwise; exact shape; all finite"
+
+
+def build(scenarios: list, records: list, environment: dict, kind: str = "run") -> dict:
+    by_name = {s.name: s for s in scenarios}
+    for r in records:
+        s = by_name[r["scenario"]]
+        r.setdefault("expects_defect", s.expects_defect)
+        r.setdefault("defect_tags", list(s.defect_tags))
+    return {
+        "schema": SCHEMA, "kind": kind, "environment": environment,
+        "tolerance_rule": TOLERANCE_RULE,
+        "tolerances": {"reference": checks.TOLERANCE, "fd": checks.FD_TOLERANCE},
+        "scenarios": {s.name: s.to_dict() for s in scenarios},
+        "records": records, "summary": summary(records),
+    }
+
+
+def summary(records: list) -> dict:
+    counts = Counter(r["status"] for r in records)
+    return {"total": len(records), **{k: counts.get(k, 0) for k in ("pass", "fail", "error", "crashed")},
+            "devices": sorted({r["device"] for r in records})}
+
+
+def exit_code(records: list) -> int:
+    return 0 if records and all(r["status"] == "pass" for r in records) else 1
+
+
+def load(path) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: not an mlx-vjpcheck results file")
+    return data

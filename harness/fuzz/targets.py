@@ -1,0 +1,44 @@
+"""Fuzz targets: the registered ops that declare a strategy, as hypothesis
+strategies of Scenario records. Knows no op by name."""
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import strategies as st
+
+from .. import ops
+from ..core.draw import dtype_table
+
+
+def names() -> list:
+    """Every registered op that can be fuzzed, in registry order."""
+    return [name for name, info in ops.registry().items() if info.strategy is not None]
+
+
+def strategy(op: str, dtypes) -> st.SearchStrategy:
+    info = ops.get(op)
+    return st.composite(lambda draw: info.strategy(draw, tuple(dtypes)))()
+
+
+def cases(targets, dtypes: dict) -> st.SearchStrategy:
+    """One strategy over the chosen ops, drawn by their fuzz_weight; shrinks towards
+    the first op."""
+    table = [op for op in targets for _ in range(ops.get(op).fuzz_weight)]
+    built = {op: strategy(op, dtype_table(dtypes.get(op, ("float32",)))) for op in targets}
+
+    @st.composite
+    def one(draw):
+        return draw(built[draw(st.sampled_from(table))])
+    return one()
+
+
+def minimal_case(op: str, dtype: str):
+    """The simplest case of a target in one dtype that takes the op's index path
+    (deterministic). Calls without index arrays may take a plain path with wider
+    dtype support, so they do not tell whether a dtype is supported."""
+    info = ops.get(op)
+    indexed = lambda s: not info.index_arrays or s.lhs_indices is not None or s.rhs_indices is not None  # noqa: E731
+    return find(strategy(op, (dtype,)), indexed, random=random.Random(0),
+                settings=settings(database=None, max_examples=50, phases=(Phase.generate,),
+                                  suppress_health_check=list(HealthCheck)))

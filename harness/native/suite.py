@@ -1,0 +1,137 @@
+"""The native C++ suite from Python: its input file, its wheel build, its runs.
+
+The suite reads the catalog this module exports (scenarios plus the tolerance
+table, so there is one source of truth for both) and streams JSON lines; a
+crash costs one `crashed` record and the run resumes at the next scenario.
+Nothing here imports mlx.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import checks, resources, verdict
+from ..core import scenario as scenario_mod
+from ..evidence import atomic, results
+
+NATIVE_DIR = resources.native_dir()
+BINARY = "vjpcheck-native"
+
+
+class NativeError(RuntimeError):
+    """The native suite could not be built or run (one line, exit 2)."""
+
+
+def write_input(scenarios: list, path) -> Path:
+    data = {"schema": scenario_mod.SCHEMA, "scenarios": [s.to_dict() for s in scenarios],
+            "tolerances": {"reference": checks.TOLERANCE, "fd": checks.FD_TOLERANCE}}
+    return atomic.write_text(path, json.dumps(data, sort_keys=True) + "\n")
+
+
+# --- building against the installed wheel -----------------------------------
+
+def wheel_cmake_dir() -> str:
+    out = subprocess.run([sys.executable, "-m", "mlx", "--cmake-dir"], capture_output=True,
+                         text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise NativeError("`python -m mlx --cmake-dir` failed: is mlx installed?")
+    return out.stdout.strip()
+
+
+def build_wheel(build_dir, log=None) -> Path:
+    """Configure (once) and build the suite against the installed MLX; returns the binary."""
+    build_dir = Path(build_dir)
+    cmake_dir = wheel_cmake_dir()
+    steps = []
+    if not (build_dir / "build.ninja").exists() and not (build_dir / "Makefile").exists():
+        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        steps.append(["cmake", "-S", str(NATIVE_DIR), "-B", str(build_dir), *gen,
+                      f"-DMLX_DIR={cmake_dir}/share/cmake/MLX",
+                      f"-DPython_EXECUTABLE={sys.executable}", "-DCMAKE_BUILD_TYPE=Release"])
+    steps.append(["cmake", "--build", str(build_dir), "--target", BINARY])
+    for argv in steps:
+        t0 = time.perf_counter()
+        out = subprocess.run(argv, capture_output=True, text=True)
+        if log is not None:
+            log.append({"argv": argv, "cwd": os.getcwd(), "exit_code": out.returncode,
+                        "seconds": round(time.perf_counter() - t0, 3), "stdout": out.stdout,
+                        "stderr": out.stderr})
+        if out.returncode != 0:
+            tail = (out.stderr.strip() or out.stdout.strip()).splitlines()[-1:] or ["(no output)"]
+            raise NativeError(f"{' '.join(argv[:2])} failed (exit {out.returncode}): {tail[0]}")
+    return build_dir / BINARY
+
+
+# --- running -------------------------------------------------------------------
+
+@dataclass
+class NativeRun:
+    records: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)    # [{"scenario", "reason"}]
+    commands: list = field(default_factory=list)   # one entry per process started
+
+
+def _crash_record(name: str, rc: int, stderr: str) -> dict:
+    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
+    tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+    return {"scenario": name, "device": "cpu", "checks": [], "error":
+            f"native process died ({how})" + (f": {tail[0][:300]}" if tail else ""),
+            "status": verdict.status([], crashed=True), "seconds": None}
+
+
+def _subprocess(argv, env=None, cwd=None):
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _one_process(binary, input_path, names, start, run: NativeRun, execute) -> int:
+    argv = [str(binary), str(input_path)] + ([str(start)] if start else [])
+    t0 = time.perf_counter()
+    rc, stdout, stderr = execute(argv)
+    run.commands.append({"argv": argv, "exit_code": rc, "seconds": round(time.perf_counter() - t0, 3)})
+    current = None
+    for line in stdout.splitlines():
+        msg = json.loads(line)
+        if "start" in msg:
+            current = msg["start"]
+        elif "skip" in msg:
+            run.skipped.append(msg["skip"])
+            current = None
+        else:
+            run.records.append(msg["record"])
+            current = None
+    if current is None:
+        if rc != 0:   # died outside any scenario: a broken binary, not a case
+            tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise NativeError(f"failed before running a scenario (exit {rc}): {tail}")
+        return len(names)
+    run.records.append(_crash_record(names[current], rc, stderr))
+    return current + 1
+
+
+def run_binary(binary, input_path, execute=None) -> NativeRun:
+    """Run every scenario of input_path, restarting after the one that crashed.
+
+    `execute(argv) -> (returncode, stdout, stderr)` lets a caller record each process."""
+    with open(input_path, encoding="utf-8") as fh:
+        names = [s["name"] for s in json.load(fh)["scenarios"]]
+    run, start = NativeRun(), 0
+    while start < len(names):
+        start = _one_process(binary, input_path, names, start, run, execute or _subprocess)
+    return run
+
+
+def results_for(scenarios: list, run: NativeRun, environment: dict, kind: str) -> dict:
+    """A results.json whose records cover the scenarios the suite ran; the rest are listed
+    under `skipped` with the suite's reason and take no part in any comparison."""
+    ran = {r["scenario"] for r in run.records}
+    data = results.build([s for s in scenarios if s.name in ran], run.records, environment, kind)
+    data["skipped"] = run.skipped
+    return data

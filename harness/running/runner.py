@@ -1,0 +1,74 @@
+"""Drive the worker over a list of scenarios on each device, surviving crashes.
+
+Knows no op by name: it moves scenario records in and result records out.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from ..core import scenario as scenario_mod
+from ..core import verdict
+from ..evidence import atomic
+
+# The worker runs as `python -m <this package>.running.worker`, whatever name the
+# package is imported under (installed as mlx_vjpcheck, or harness from a checkout).
+WORKER = __name__.rsplit(".", 1)[0] + ".worker"
+# Started from the package's parent folder, so a checkout's package is the one imported.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _crash_record(s, device: str, rc: int, stderr: str) -> dict:
+    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
+    tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+    return {"scenario": s.name, "device": device, "checks": [], "status": verdict.status([], crashed=True),
+            "error": f"process died ({how})" + (f": {tail[0][:300]}" if tail else ""),
+            "seconds": None}
+
+
+def run_device(scenarios: list, device: str, on_record=None) -> list:
+    """All scenarios on one device; a dead worker costs one `crashed` record."""
+    records, start = [], 0
+    with tempfile.TemporaryDirectory(prefix="vjpcheck-") as tmp:
+        path = os.path.join(tmp, "scenarios.json")
+        atomic.write_text(path, scenario_mod.dump_catalog(scenarios))
+        while start < len(scenarios):
+            start = _one_worker(scenarios, path, device, start, records, on_record)
+    return records
+
+
+def _one_worker(scenarios, path, device, start, records, on_record) -> int:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", WORKER, path, device, str(start)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=PACKAGE_PARENT)
+    current = None
+    for line in proc.stdout:
+        msg = json.loads(line)
+        if "start" in msg:
+            current = msg["start"]
+        else:
+            records.append(msg["record"])
+            if on_record:
+                on_record(msg["record"])
+            current = None
+    stderr = proc.stderr.read()
+    rc = proc.wait()
+    if current is None:
+        if rc != 0:   # died outside any scenario: the environment is broken, not a case
+            raise RuntimeError(f"worker failed before running a scenario: "
+                               f"{(stderr.strip().splitlines() or ['(no output)'])[-1]}")
+        return len(scenarios)
+    rec = _crash_record(scenarios[current], device, rc, stderr)
+    records.append(rec)
+    if on_record:
+        on_record(rec)
+    return current + 1
+
+
+def run(scenarios: list, devices: list, on_record=None) -> list:
+    return [r for d in devices for r in run_device(scenarios, d, on_record)]
