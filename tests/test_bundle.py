@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import evidence_fixtures as fx
-from mlx_vjpcheck import cli
+from mlx_vjpcheck.cli import main as cli
 from mlx_vjpcheck.evidence import manifest
 from mlx_vjpcheck.evidence import probes as probe_runs
 from mlx_vjpcheck.evidence import summary

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mlx_vjpcheck import cli
+from mlx_vjpcheck.cli import main as cli
 from mlx_vjpcheck.evidence import manifest
 from mlx_vjpcheck.versions import matrix as V
 

@@ -7,7 +7,6 @@ from ..cases import catalog, selection
 from ..core.errors import UsageError
 from ..evidence import atomic, junit, paths, results, rundir
 from ..running import devices, environment, runner
-from . import terminal
 
 
 def add_parser(sub, name):
@@ -31,6 +30,7 @@ def resolve_devices(requested):
 
 
 def main(args) -> int:
+    from . import terminal
     chosen = selection.select(catalog.catalog(), args.filter)
     if not chosen:
         raise UsageError(f"no scenario matches --filter {args.filter!r}")

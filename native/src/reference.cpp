@@ -84,8 +84,7 @@ static void group_of(int64_t r, int64_t c, int gs, int64_t& gr, int64_t& gc) {
   gc = c / gs;
 }
 
-Host dequantize(const Host& codes, const Host& scales, const Host& biases, int gs,
-                bool transpose) {
+Host dequantize(const Host& codes, const Host& scales, const Host& biases, int gs) {
   int64_t R = codes.shape.end()[-2], C = codes.shape.end()[-1];
   int64_t SR = scales.shape.end()[-2], SC = scales.shape.end()[-1];
   int64_t E = int64_t(codes.size()) / (R * C);
@@ -117,13 +116,13 @@ static Host as_kn(const Host& w, bool transpose) { return transpose ? swap_last(
 Host gather_qmm(const Host& x, const Host& codes, const Host& scales, const Host& biases,
                 const std::optional<Host>& lhs, const std::optional<Host>& rhs, int gs,
                 bool transpose) {
-  return gather_mm(x, as_kn(dequantize(codes, scales, biases, gs, transpose), transpose), lhs, rhs);
+  return gather_mm(x, as_kn(dequantize(codes, scales, biases, gs), transpose), lhs, rhs);
 }
 
 Grads gather_qmm_vjp(const Host& x, const Host& codes, const Host& scales, const Host& biases,
                      const Host& g, const std::optional<Host>& lhs,
                      const std::optional<Host>& rhs, int gs, bool transpose) {
-  Host w = as_kn(dequantize(codes, scales, biases, gs, transpose), transpose);
+  Host w = as_kn(dequantize(codes, scales, biases, gs), transpose);
   auto grads = gather_mm_vjp(x, w, g, lhs, rhs);
   Host dW = as_kn(grads["b"], transpose);  // back to the stored layout
   Host ds = Host::zeros(scales.shape), db = Host::zeros(biases.shape);

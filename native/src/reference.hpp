@@ -31,8 +31,8 @@ Grads gather_mm_vjp(const Host& a, const Host& b, const Host& g, const std::opti
                     const std::optional<Host>& rhs);
 
 // Affine weights W = code * scale + bias, groups of group_size along K.
-Host dequantize(const Host& codes, const Host& scales, const Host& biases, int group_size,
-                bool transpose);
+// Groups run along the stored last axis (K when transposed, N otherwise), as MLX quantizes.
+Host dequantize(const Host& codes, const Host& scales, const Host& biases, int group_size);
 Host gather_qmm(const Host& x, const Host& codes, const Host& scales, const Host& biases,
                 const std::optional<Host>& lhs, const std::optional<Host>& rhs, int group_size,
                 bool transpose);

@@ -1,0 +1,188 @@
+"""The package's structure: stages as folders, no import cycles, a layered graph,
+op records that reject inconsistencies, and a validation path that needs numpy only."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.core.opinfo import OpInfo, OpInfoError
+
+PKG = ROOT / "harness"
+# Which stage may import which (besides itself). The command line may import anything.
+LAYERS = {
+    "core": set(),
+    "ops": {"core"},
+    "cases": {"core", "ops"},
+    "evidence": {"core"},
+    "running": {"core", "ops", "cases", "evidence"},
+    "versions": {"core", "evidence"},
+    "validation": {"core", "ops", "cases", "evidence", "versions"},
+    "native": {"core", "evidence", "running", "cases"},
+    "fuzz": {"core", "ops", "cases", "evidence", "running"},
+    "pytest_plugin": {"core", "cases", "evidence", "running"},
+}
+
+
+def _modules() -> dict:
+    out = {}
+    for f in PKG.rglob("*.py"):
+        parts = f.relative_to(PKG).with_suffix("").parts
+        name = ".".join(p for p in parts if p != "__init__")
+        out[name] = f
+    return out
+
+
+def _imports(name: str, path: Path, known: set) -> set:
+    """Package-internal modules a module imports anywhere in its body (lazy ones too)."""
+    pkg_parts = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = pkg_parts[:len(pkg_parts) - (node.level - 1)] if node.level > 1 else pkg_parts
+            target = ".".join(base + ([node.module] if node.module else [])).strip(".")
+            for alias in node.names:
+                cand = f"{target}.{alias.name}".strip(".")
+                out.add(cand if cand in known else target)
+    return out - {""}
+
+
+def _graph() -> dict:
+    mods = _modules()
+    return {m: _imports(m, f, set(mods)) for m, f in mods.items()}
+
+
+def _cycles(graph: dict) -> list:
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph[v]:
+                found.append(sorted(comp))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_between_modules():
+    assert _cycles(_graph()) == []
+
+
+def test_stages_only_import_the_stages_below_them():
+    bad = []
+    for mod, deps in _graph().items():
+        stage = mod.split(".")[0]
+        if stage not in LAYERS:
+            continue
+        for dep in deps:
+            other = dep.split(".")[0]
+            if other != stage and other not in LAYERS[stage] and other != "":
+                bad.append(f"{mod} -> {dep}")
+    assert bad == []
+
+
+def test_the_package_top_level_is_stages_not_a_flat_list_of_modules():
+    top = sorted(p.name for p in PKG.iterdir() if p.suffix == ".py")
+    assert top == ["__init__.py", "__main__.py"]
+    stages = sorted(p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert set(LAYERS) | {"cli"} == set(stages)
+
+
+def test_every_subpackage_is_shipped():
+    tomllib = pytest.importorskip("tomllib")
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = {p for p in cfg["packages"] if not p.startswith("mlx_vjpcheck._data")}
+    folders = {"mlx_vjpcheck" + "".join("." + part for part in d.relative_to(PKG).parts)
+               for d in [PKG, *PKG.rglob("*")] if d.is_dir() and (d / "__init__.py").exists()}
+    assert listed == folders
+    assert cfg["package-dir"]["mlx_vjpcheck"] == "harness"
+
+
+def test_registry_is_the_explicit_module_list():
+    mods = [m for m in ops.MODULES]
+    assert len(mods) == len(set(mods))
+    files = {p.stem for p in (PKG / "ops").glob("*.py") if p.stem != "__init__"}
+    assert files == set(mods), "every op module is listed once, and only op modules live in ops/"
+    for name, info in ops.registry().items():
+        assert isinstance(info, OpInfo) and info.name == name
+
+
+def _base():
+    return ops.get("gather_mm")
+
+
+@pytest.mark.parametrize("change, field", [
+    (dict(name="Bad Name"), "name"),
+    (dict(differentiable=("a", "zz")), "differentiable"),
+    (dict(differentiable=()), "differentiable"),
+    (dict(integer_operands=("a",)), "integer_operands"),
+    (dict(index_arrays=("middle",)), "index_arrays"),
+    (dict(index_arrays=(), has_sorted_flag=True), "has_sorted_flag"),
+    (dict(reference=None), "reference"),
+    (dict(mlx_call="not a path"), "mlx_call"),
+    (dict(strategy="not callable"), "strategy"),
+    (dict(repro_source=None), "repro_source"),
+    (dict(repro_source="def ref_forward(): pass"), "repro_source"),
+    (dict(fuzz_weight=0), "fuzz_weight"),
+])
+def test_an_inconsistent_record_is_rejected_naming_op_and_field(change, field):
+    with pytest.raises(OpInfoError) as e:
+        dataclasses.replace(_base(), **change)
+    assert f"field {field}" in str(e.value)
+    assert repr(change.get("name", "gather_mm")) in str(e.value)
+
+
+def test_every_registered_op_is_complete():
+    for name, info in ops.registry().items():
+        assert info.scenarios is not None and info.catalog_scenarios(), name
+        assert info.strategy is not None and info.repro_source, name
+        assert all(s.op == name for s in info.catalog_scenarios())
+
+
+VALIDATE_WITHOUT = r'''
+import builtins, sys
+real = builtins.__import__
+def guarded(name, *a, **k):
+    if name.split(".")[0] in ("mlx", "rich", "hypothesis"):
+        raise ImportError(f"{name} is blocked in this test")
+    return real(name, *a, **k)
+builtins.__import__ = guarded
+sys.path.insert(0, sys.argv[1])
+from harness.cli.validate import main
+sys.exit(main([sys.argv[2]]))
+'''
+
+
+def test_validation_path_needs_numpy_only(tmp_path):
+    import evidence_fixtures as fx
+    run_dir = fx.run_dir(tmp_path / "run")
+    p = subprocess.run([sys.executable, "-c", VALIDATE_WITHOUT, str(ROOT), str(run_dir)],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "checks passed" in p.stdout
