@@ -7,6 +7,7 @@ says which oracle made them.
   metamorphic         sorted_indices=True against the same call unsorted
   finite_differences  v^T J u through the actual MLX forward, random direction
   backward_twice      a second VJP of the same call gives the same gradients
+  jvp_consistency     <J u, v> from mx.jvp equals <u, J^T v> from the VJP
   vjp_exception       the VJP raised where the forward succeeded (an error,
                       recorded in the record's `error` field, not a check)
 
@@ -54,16 +55,20 @@ def forward(s) -> np.ndarray:
     return execute.to_numpy(y)
 
 
+def exact_zeros(s) -> bool:
+    """Whether a float32 case may be held to exact zeros: ops declared `exact`
+    (sums of small-integer products, which float32 computes exactly)."""
+    return ops.dtype_of(s) == "float32" and ops.get(s.op).exact
+
+
 def reference(s, exp: dict, y, grads) -> list:
-    """Forward and gradients within the dtype tolerance; for float32, whose
-    small-integer inputs make every sum exact, also exact zeros wherever the
-    reference is exactly zero: rows nothing selects and contributions that
-    cancel must not pick up even a denormal."""
-    dtype = ops.dtype_of(s)
-    tol = checks.tolerance(dtype)
+    """Forward and gradients within the dtype tolerance; where exact_zeros(s),
+    also exact zeros wherever the reference is exactly zero: rows nothing
+    selects and contributions that cancel must not pick up even a denormal."""
+    tol = checks.tolerance(ops.dtype_of(s))
     out = [checks.compare("forward", y, exp["forward"], *tol)]
     out += [checks.compare(f"grad:{n}", grads[n], exp[f"grad:{n}"], *tol) for n in s.wrt]
-    for n in s.wrt if dtype == "float32" else ():
+    for n in s.wrt if exact_zeros(s) else ():
         want = np.asarray(exp[f"grad:{n}"])
         mask = want == 0
         if mask.any() and grads[n].shape == mask.shape:
@@ -136,6 +141,27 @@ def backward_twice(s, cot, grads, exp=None) -> list:
     return out
 
 
+def jvp_consistency(s, cot, grads, seed: int = 0) -> list:
+    """MLX against itself: <J u, v> from mx.jvp equals <u, J^T v> from the VJP
+    (the inner-product identity JAX's check_vjp uses), for a random direction u.
+    Ops whose MLX primitives have no JVP give no check."""
+    mx = _mx()
+    call = execute.Call(s)
+    u = directions(s, seed + 1)
+    if any(np.shape(grads[n]) != u[n].shape for n in s.wrt):
+        return []
+    tangents = [mx.array(u[n].astype(np.float32), dtype=p.dtype) for n, p in zip(s.wrt, call.primals)]
+    try:
+        _, (ju,) = mx.jvp(call, call.primals, tangents)
+        mx.eval(ju)
+    except Exception:   # no JVP rule: nothing to compare
+        return []
+    forward_side = float(np.sum(execute.to_numpy(ju) * cot))
+    reverse_side = sum(float(np.sum(grads[n] * u[n])) for n in s.wrt)
+    return [checks.compare("jvp:inner_product", np.array(forward_side), np.array(reverse_side),
+                           *checks.tolerance(ops.dtype_of(s), "fd"), kind="jvp")]
+
+
 @dataclass(frozen=True)
 class Case:
     """What every oracle may look at: the scenario, the reference's expected
@@ -167,6 +193,8 @@ ORACLES = (
            lambda c: finite_differences(c.s, c.cotangent, c.grads, c.fd_seed), confirms=False),
     Oracle("backward_twice", ("twice",),
            lambda c: backward_twice(c.s, c.cotangent, c.grads, c.expected), confirms=False),
+    Oracle("jvp_consistency", ("jvp",),
+           lambda c: jvp_consistency(c.s, c.cotangent, c.grads, c.fd_seed), confirms=False),
 )
 NAMES = tuple(o.name for o in ORACLES)
 CONFIRMING = tuple(o.name for o in ORACLES if o.confirms)

@@ -19,6 +19,7 @@ MODULES = (
     "gather_mm",
     "gather_qmm",
     "gather_family",
+    "cumsum",
 )
 
 PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"
