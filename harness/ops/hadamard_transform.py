@@ -1,0 +1,235 @@
+"""hadamard_transform: mx.hadamard_transform(a, scale), MLX's Hadamard primitive.
+
+Along the last axis of length n = m * 2^k (m in 1, 12, 20, 28) the forward is
+y = scale * M a with M = H_m (x) S_k: the Kronecker product of MLX's order-m
+Hadamard matrix (the ones in N. J. A. Sloane's library, which MLX embeds) and
+the Sylvester matrix S_k[i, j] = (-1)^popcount(i & j). The reverse rule is
+dx = scale * M^T g. S_k and H_12 are symmetric, so there M^T = M; H_20 and
+H_28 are not, so a rule that re-applies the forward transform (Hadamard::vjp
+returns its own jvp) is wrong for every n divisible by 20 or 28.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import seeded_ints, tensor
+
+# The order-m factors MLX uses, row by row ('+' is 1, '-' is -1).
+FACTORS = {
+    12: """+-++++++++++ --+-+-+-+-+- +++-++----++ +---+--+-++- +++++-++---- +-+---+--+-+
+           ++--+++-++-- +--++---+--+ ++----+++-++ +--+-++---+- ++++----+++- +-+--+-++---""",
+    20: """+----+----++--++-++- -+----+---+++---+-++ --+----+---+++-+-+-+ ---+----+---+++++-+-
+           ----+----++--++-++-+ -+++++-----+--+++--+ +-+++-+---+-+--+++-- ++-++--+---+-+--+++-
+           +++-+---+---+-+--+++ ++++-----++--+-+--++ --++-+-++-+-----++++ ---++-+-++-+---+-+++
+           +---++-+-+--+--++-++ ++---++-+----+-+++-+ -++---++-+----+++++- -+--+--++-+----+----
+           +-+-----++-+----+--- -+-+-+---+--+----+-- --+-+++------+----+- +--+--++------+----+""",
+    28: """+------++----++-+--+-+--++-- -+-----+++-----+-+--+-+--++- --+-----+++---+-+-+----+--++
+           ---+-----+++---+-+-+-+--+--+ ----+-----+++---+-+-+++--+-- -----+-----++++--+-+--++--+-
+           ------++----++-+--+-+--++--+ --++++-+-------++--+++-+--+- ---++++-+-----+-++--+-+-+--+
+           +---+++--+----++-++--+-+-+-- ++---++---+----++-++--+-+-+- +++---+----+----++-++--+-+-+
+           ++++--------+-+--++-++--+-+- -++++--------+++--++--+--+-+ -+-++-++--++--+--------++++-
+           +-+-++--+--++--+--------++++ -+-+-++--+--++--+----+---+++ +-+-+-++--+--+---+---++---++
+           ++-+-+-++--+------+--+++---+ -++-+-+-++--+------+-++++--- +-++-+---++--+------+-++++--
+           -++--++-+-++-+++----++------ +-++--++-+-++-+++-----+----- ++-++---+-+-++-+++-----+----
+           -++-++-+-+-+-+--+++-----+--- --++-++++-+-+----+++-----+-- +--++-+-++-+-+----+++-----+-
+           ++--++-+-++-+-+----++------+""",
+}
+
+
+def factor(m: int) -> np.ndarray:
+    rows = FACTORS[m].split()
+    return np.array([[1.0 if c == "+" else -1.0 for c in r] for r in rows])
+
+
+def sylvester(p: int) -> np.ndarray:
+    """S[i, j] = (-1)^popcount(i & j), p a power of two."""
+    return np.array([[(-1.0) ** bin(i & j).count("1") for j in range(p)] for i in range(p)])
+
+
+def split(n: int) -> tuple:
+    """n = m * p with m in (1, 12, 20, 28) and p a power of two."""
+    for m in (1, 12, 20, 28):
+        p = n // m
+        if n % m == 0 and p & (p - 1) == 0:
+            return m, p
+    raise ValueError(f"hadamard_transform: no m * 2^k decomposition of {n}")
+
+
+def matrix(n: int) -> np.ndarray:
+    """M with y = M a along the last axis (unscaled)."""
+    m, p = split(n)
+    return sylvester(p) if m == 1 else np.kron(factor(m), sylvester(p))
+
+
+def scale_of(params, n) -> float:
+    s = params.get("scale")
+    return 1.0 / np.sqrt(n) if s is None else float(s)
+
+
+# --- float64 reference ---------------------------------------------------------------------
+
+def reference(inp, lhs, rhs, params):
+    a = np.asarray(inp["a"], dtype=np.float64)
+    n = a.shape[-1]
+    M = matrix(n)
+    y = np.zeros(a.shape)
+    for j in range(n):
+        for i in range(n):
+            y[..., j] += M[j, i] * a[..., i]
+    return scale_of(params, n) * y
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    """dx[i] = scale * sum_j M[j, i] g[j]: the transpose, not M again."""
+    g = np.asarray(g, dtype=np.float64)
+    n = g.shape[-1]
+    M = matrix(n)
+    dx = np.zeros(g.shape)
+    for j in range(n):
+        for i in range(n):
+            dx[..., i] += M[j, i] * g[..., j]
+    return {"a": scale_of(params, n) * dx}
+
+
+# --- the MLX call ----------------------------------------------------------------------------
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    return mx.hadamard_transform(ops["a"], scale=params.get("scale"))
+
+
+# --- catalog: powers of two, the symmetric H_12 and the unsymmetric H_20 / H_28 ------------
+
+UNTRANSPOSED = "untransposed_factor"   # defect class: dx = M g instead of M^T g
+
+
+def _case(name, a, scale, cot=None, tags=(), fd=False, desc=""):
+    return Scenario(name=f"hadamard_transform/{name}", op="hadamard_transform", operands={"a": a},
+                    wrt=("a",), params={"scale": scale}, cotangent=cot, family="hadamard",
+                    fd_step=1.0 / 16 if fd else None, defect_tags=tuple(tags), description=desc)
+
+
+def _rows(n, rows, seed):
+    return tensor(seeded_ints((rows, n), seed))
+
+
+def _cot(n, rows, seed):
+    return tensor(seeded_ints((rows, n), seed))
+
+
+def scenarios() -> list:
+    out = [_case(f"pow2/n{n}/scale_{s}", _rows(n, 3, 70 + n), s, cot=_cot(n, 3, 71 + n), fd=n <= 8)
+           for n, s in ((2, 1.0), (4, 0.5), (8, -0.25), (16, None), (64, 0.125))]
+    out += [
+        _case("n1/scale_0.5", _rows(1, 3, 80), 0.5, desc="n = 1 is a plain multiply, not the primitive"),
+        _case("h12/n12/scale_1", _rows(12, 2, 81), 1.0, cot=_cot(12, 2, 82), fd=True,
+              desc="H_12 is symmetric: M^T = M"),
+        _case("h12/n48/scale_0.25", _rows(48, 2, 83), 0.25, cot=_cot(48, 2, 84)),
+        _case("h12/n24/default_scale", _rows(24, 2, 85), None),
+        _case("strided/n16", tensor(seeded_ints((16, 4), 86), views=[{"op": "transpose", "axes": [1, 0]}]),
+              0.5, cot=_cot(16, 4, 87), desc="the transform runs along a non-contiguous axis"),
+        _case("batched/n8", tensor(seeded_ints((2, 3, 8), 88)), 1.0,
+              cot=tensor(seeded_ints((2, 3, 8), 89))),
+    ]
+    out += [_case(f"{UNTRANSPOSED}/n{n}", _rows(n, 2, 90 + n), s, cot=_cot(n, 2, 91 + n), tags=(UNTRANSPOSED,),
+                  fd=n <= 28, desc="unsymmetric order-m factor: the VJP must apply M^T")
+            for n, s in ((20, 1.0), (28, 1.0), (40, 0.5), (56, None))]
+    out.append(_case(f"{UNTRANSPOSED}/n20/ones", _rows(20, 1, 0), 1.0, tags=(UNTRANSPOSED,),
+                     desc="all-ones input and cotangent: dx = column sums of M, not row sums"))
+    return out
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+SIZES = (2, 4, 8, 1, 16, 12, 20, 28, 24, 40, 32, 56, 48, 64, 80)
+SCALES = (1.0, 0.5, -1.0, 0.25, 2.0, -0.125)   # dyadic: the products stay exact
+
+
+def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    n = draw(D.choice(SIZES))
+    batch = tuple(draw(D.irange(1, 3)) for _ in range(draw(D.irange(0, 2))))
+    rows = draw(D.irange(1, 3))
+    small = dict(lo=-1, hi=2) if dtype != "float32" else {}   # half precision: sums stay below 256
+    a = D.layout(draw, batch, (rows, n), draw(D.irange(0, 2**16)), dtype, **small)
+    cot, mode = D.cotangent(draw, batch + (rows, n), dtype)
+    scale = draw(D.choice(SCALES))
+    return D.finish(Scenario(name="", op="hadamard_transform", operands={"a": a}, wrt=("a",),
+                             cotangent=cot, params={"scale": scale}, family="hadamard",
+                             description=f"generated: n {n}, batch {batch}, cotangent {mode}"))
+
+
+# --- reproducer snippet ----------------------------------------------------------------------
+
+REPRO = r'''
+INTEGER_OPERANDS = ()
+
+# Rows of MLX's order-m Hadamard factors, bit j set where entry j is -1.
+ROWS = {
+    12: [0x2, 0xaab, 0x3c8, 0x96e, 0xf20, 0x5ba, 0xc8c, 0x6e6, 0x23c, 0xb96, 0x8f0, 0xe5a],
+    20: [0x933de, 0x2e3bd, 0x5477b, 0xa0ef7, 0x499ef, 0x637c1, 0xc6ba2, 0x8d764, 0x1aee8, 0x359f0,
+         0xfa53, 0x174a7, 0x26d4e, 0x45e9c, 0x83d39, 0xf7a6d, 0xef4fa, 0xdedd5, 0xbdf8b, 0x7bf36],
+    28: [0xcd69e7e, 0x9ad7c7d, 0x37ab8fb, 0x6d571f7, 0xd8ae3ef, 0xb3587df, 0x66b4f3f, 0xb467f43,
+         0x6acbe87, 0xd593d8e, 0xab27b9c, 0x564f7b8, 0xac9aff0, 0x5b31fe1, 0x87fb325, 0xff66ca,
+         0x1decd95, 0x39ddb2a, 0x71bf654, 0xe17eca9, 0xc2fd9d2, 0xfcf1299, 0xfbe2532, 0xf7c4ae4,
+         0xef8d549, 0xdf1ea13, 0xbe3d4a6, 0x7e7a94c],
+}
+
+
+def order_m(m):
+    if m == 1:
+        return np.ones((1, 1))
+    return np.array([[-1.0 if (r >> j) & 1 else 1.0 for j in range(m)] for r in ROWS[m]])
+
+
+def butterflies(x):
+    """Fast Walsh-Hadamard (Sylvester order) along the last axis."""
+    x, h = x.copy(), 1
+    while h < x.shape[-1]:
+        for start in range(0, x.shape[-1], 2 * h):
+            lo, hi = x[..., start:start + h].copy(), x[..., start + h:start + 2 * h].copy()
+            x[..., start:start + h], x[..., start + h:start + 2 * h] = lo + hi, lo - hi
+        h *= 2
+    return x
+
+
+def transform(a, Hm):
+    """(Hm kron S) a: butterflies within each block of p, then Hm mixes the blocks."""
+    m = Hm.shape[0]
+    blocks = butterflies(a.reshape(a.shape[:-1] + (m, a.shape[-1] // m)))
+    return np.einsum("ij,...jk->...ik", Hm, blocks).reshape(a.shape)
+
+
+def factor_of(n):
+    for m in (28, 20, 12, 1):
+        if n % m == 0 and (n // m) & (n // m - 1) == 0:
+            return order_m(m)
+
+
+def scale(params, n):
+    return 1.0 / np.sqrt(n) if params["scale"] is None else params["scale"]
+
+
+def ref_forward(inp, lhs, rhs, params):
+    a = inp["a"]
+    return scale(params, a.shape[-1]) * transform(a, factor_of(a.shape[-1]))
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    """The transpose: (Hm kron S)^T = Hm^T kron S."""
+    return {"a": scale(params, g.shape[-1]) * transform(g, factor_of(g.shape[-1]).T)}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    return mx.hadamard_transform(ops["a"], scale=params["scale"])
+'''
+
+
+OPS = (OpInfo(
+    name="hadamard_transform", summary="mx.hadamard_transform (Hadamard): n = m * 2^k, scale",
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
+    exact=True, mlx_call=".ops.hadamard_transform:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)
