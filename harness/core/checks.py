@@ -1,8 +1,12 @@
 """Elementwise agreement checks (a small flat module, after jax public_test_util).
 
-Rule: pass iff shapes match exactly, every observed value is finite, and
-|observed - expected| <= atol + rtol * |expected| elementwise. Each check keeps
-its worst element so the evidence says how close the nearest miss was.
+Rule: pass iff shapes match exactly, and elementwise: where the expected value
+is finite, the observed value is finite and |observed - expected| <= atol +
+rtol * |expected|; where the expected value is non-finite (a reference at an
+infinite input, or a recorded value re-derived), the observed value is the
+same non-finite value (NaN for NaN, +inf for +inf, -inf for -inf). Each check
+keeps its worst element (error / tolerance; a non-finite mismatch has error
+inf) so the evidence says how close the nearest miss was.
 """
 from __future__ import annotations
 
@@ -33,6 +37,25 @@ def _as_array(x):
     return np.asarray(x, dtype=np.float64)
 
 
+def errors(obs: np.ndarray, exp: np.ndarray, atol: float, rtol: float) -> tuple:
+    """(error, tolerance) per element. Matching non-finite values have error 0;
+    a non-finite value on one side only, or a different one, has error inf."""
+    finite = np.isfinite(exp)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(finite, np.abs(obs - np.where(finite, exp, 0.0)), 0.0)
+        err = np.where(finite & ~np.isfinite(obs), np.inf, err)
+        same = (np.isnan(obs) & np.isnan(exp)) | (obs == exp)
+        err = np.where(~finite & ~same, np.inf, err)
+        tol = atol + rtol * np.where(finite, np.abs(exp), 0.0)
+    return err, tol
+
+
+def _worst(err: np.ndarray, tol: np.ndarray) -> tuple:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(err == 0, 0.0, err / tol)
+    return np.unravel_index(int(np.argmax(ratio)), err.shape)
+
+
 def compare(name: str, observed, expected, atol: float, rtol: float, kind="reference") -> dict:
     obs, exp = _as_array(observed), _as_array(expected)
     rec = {"name": name, "kind": kind, "atol": atol, "rtol": rtol,
@@ -41,19 +64,17 @@ def compare(name: str, observed, expected, atol: float, rtol: float, kind="refer
            "worst_index": None, "worst_error": None, "worst_tolerance": None}
     if obs.shape != exp.shape:
         return dict(rec, passed=False, reason=f"shape {obs.shape} != {exp.shape}")
-    if not np.all(np.isfinite(obs)):
-        bad = np.argwhere(~np.isfinite(obs))[0]
-        return dict(rec, passed=False, worst_index=[int(v) for v in bad],
-                    reason="non-finite value in observed")
     if obs.size == 0:
         return dict(rec, passed=True, reason="empty")
-    err = np.abs(obs - exp)
-    tol = atol + rtol * np.abs(exp)
-    worst = np.unravel_index(int(np.argmax(err / tol)), err.shape)
-    ok = bool(np.all(err <= tol))
-    return dict(rec, passed=ok, worst_index=[int(v) for v in worst],
-                worst_error=float(err[worst]), worst_tolerance=float(tol[worst]),
-                reason="ok" if ok else f"{int(np.sum(err > tol))} of {err.size} elements outside tolerance")
+    err, tol = errors(obs, exp, atol, rtol)
+    worst = _worst(err, tol)
+    bad = err > tol
+    ok = not bool(np.any(bad))
+    nonfinite = int(np.sum(bad & ~np.isfinite(obs)))
+    reason = "ok" if ok else f"{int(np.sum(bad))} of {err.size} elements outside tolerance" + (
+        f" ({nonfinite} non-finite)" if nonfinite else "")
+    return dict(rec, passed=ok, worst_index=[int(v) for v in worst], worst_error=float(err[worst]),
+                worst_tolerance=float(tol[worst]), reason=reason)
 
 
 def recheck(rec: dict) -> dict:

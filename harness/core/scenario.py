@@ -10,7 +10,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA = "mlx-vjpcheck/scenario/1"
+from . import jsonio
+
+# /2: strict JSON, non-finite numbers as {"nonfinite": ...} (jsonio); /1 files are still read.
+SCHEMA = "mlx-vjpcheck/scenario/2"
+READABLE = ("mlx-vjpcheck/scenario/1", SCHEMA)
 # Defect classes that only exist on gather_mm / gather_qmm's sorted fast path.
 SORTED_PATH_TAGS = frozenset({"left_selection", "broadcast_tail", "quantized_left", "rank2_segments"})
 
@@ -98,13 +102,13 @@ class Scenario:
 
 
 def dump_catalog(scenarios) -> str:
-    return json.dumps({"schema": SCHEMA, "scenarios": [s.to_dict() for s in scenarios]},
-                      indent=1, sort_keys=True)
+    return jsonio.dumps({"schema": SCHEMA, "scenarios": [s.to_dict() for s in scenarios]},
+                        indent=1, sort_keys=True)
 
 
 def load_catalog(obj: Any) -> list:
     if isinstance(obj, str):
-        obj = json.loads(obj)
-    if obj.get("schema") != SCHEMA:
+        obj = jsonio.loads(obj)
+    if obj.get("schema") not in READABLE:
         raise ValueError(f"not a scenario catalog (schema {obj.get('schema')!r})")
     return [Scenario.from_dict(d) for d in obj["scenarios"]]

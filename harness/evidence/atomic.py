@@ -1,10 +1,11 @@
 """Write files so that a reader never sees half of one: temp file + rename."""
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
+
+from ..core import jsonio
 
 
 def write_bytes(path, data: bytes) -> Path:
@@ -28,5 +29,6 @@ def write_text(path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def write_json(path, obj) -> Path:
-    return write_text(path, json.dumps(obj, indent=1, sort_keys=True, allow_nan=True) + "\n")
+def write_json(path, obj, indent=1) -> Path:
+    """Strict JSON (core/jsonio.py: non-finite numbers as tagged objects)."""
+    return write_text(path, jsonio.dumps(obj, indent=indent, sort_keys=True) + "\n")

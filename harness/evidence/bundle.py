@@ -8,11 +8,11 @@ bytes out: sorted entries, fixed timestamps and modes, fixed deflate level.
 from __future__ import annotations
 
 import io
-import json
 import stat
 import zipfile
 import zlib
 
+from ..core import jsonio
 from . import manifest, probes, safezip, summary
 from .load import Evidence, load
 
@@ -51,7 +51,7 @@ def zip_bytes(files: dict) -> bytes:
 
 def _devices(files: dict) -> list:
     try:
-        env = json.loads(files.get("environment.json", b"{}"))
+        env = jsonio.loads(files.get("environment.json", b"{}"))
     except ValueError:
         env = {}
     devs = sorted((env.get("devices") or {}) if isinstance(env, dict) else {})

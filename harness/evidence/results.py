@@ -5,13 +5,15 @@ and re-derive every verdict without MLX.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 
-from ..core import checks
+from ..core import checks, jsonio
 
-SCHEMA = "mlx-vjpcheck/results/1"
-TOLERANCE_RULE = "|observed - expected| <= atol + rtol * |expected| elementwise; exact shape; all finite"
+# /2: strict JSON, non-finite numbers as {"nonfinite": "nan" | "inf" | "-inf"} (core/jsonio.py).
+SCHEMA = "mlx-vjpcheck/results/2"
+TOLERANCE_RULE = ("exact shape; where expected is finite: observed finite and |observed - expected| "
+                  "<= atol + rtol * |expected|; where expected is non-finite: observed the same "
+                  "non-finite value (NaN for NaN)")
 
 
 def build(scenarios: list, records: list, environment: dict, kind: str = "run") -> dict:
@@ -41,7 +43,7 @@ def exit_code(records: list) -> int:
 
 def load(path) -> dict:
     with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
+        data = jsonio.loads(fh.read())
     if data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: not an mlx-vjpcheck results file")
     return data

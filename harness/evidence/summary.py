@@ -13,14 +13,14 @@ import shlex
 import numpy as np
 
 from . import paths, probes
-from ..core import verdict
+from ..core import jsonio, verdict
 
 NAME = paths.SUMMARY
 
 
 def _json(files: dict, name: str):
     try:
-        return json.loads(files[name])
+        return jsonio.loads(files[name])
     except (KeyError, ValueError, UnicodeDecodeError):
         return None
 

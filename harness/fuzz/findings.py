@@ -11,17 +11,17 @@ Out dir layout (written whole via evidence.rundir.staged, with MANIFEST.sha256):
 from __future__ import annotations
 
 import datetime
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..cases import expected
+from ..core import jsonio
 from ..core.scenario import Scenario
 from ..evidence import atomic, paths
 
-SCHEMA = "mlx-vjpcheck/fuzz-finding/1"
+SCHEMA = "mlx-vjpcheck/fuzz-finding/2"   # /2: strict JSON (core/jsonio.py)
 
 
 def size(s) -> int:
@@ -96,8 +96,8 @@ def load(root) -> list:
     """Findings of an out dir, with scenario and record restored from their files."""
     root = Path(root)
     out = []
-    for e in json.loads((root / paths.FINDINGS).read_text(encoding="utf-8")):
-        detail = json.loads((root / e["files"]["record"]).read_text(encoding="utf-8"))
+    for e in jsonio.loads((root / paths.FINDINGS).read_text(encoding="utf-8")):
+        detail = jsonio.loads((root / e["files"]["record"]).read_text(encoding="utf-8"))
         kw = {k: v for k, v in e.items() if k not in ("scenario_name", "files")}
         out.append(Finding(scenario=detail["scenario"], record=detail["record"], **kw))
     return out
@@ -115,4 +115,4 @@ def merge(groups: list) -> list:
 
 
 def load_campaign(root) -> dict:
-    return json.loads((Path(root) / paths.CAMPAIGN).read_text(encoding="utf-8"))
+    return jsonio.loads((Path(root) / paths.CAMPAIGN).read_text(encoding="utf-8"))

@@ -11,10 +11,9 @@ once the defect is fixed.
 """
 from __future__ import annotations
 
-import json
 
 from .. import ops
-from ..core import checks
+from ..core import checks, jsonio
 from ..core.scenario import Scenario
 
 HEADER = '''#!/usr/bin/env python3
@@ -33,9 +32,18 @@ import sys
 
 import numpy as np
 
-SCENARIO = json.loads(r"""{scenario}""")
+
+
+def _nonfinite(d):
+    """Strict JSON carries NaN and infinities as {{"nonfinite": "nan" | "inf" | "-inf"}}."""
+    if len(d) == 1 and d.get("nonfinite") in ("nan", "inf", "-inf"):
+        return float(d["nonfinite"])
+    return d
+
+
+SCENARIO = json.loads(r"""{scenario}""", object_hook=_nonfinite)
 # float64 reference values computed when the finding was made
-EXPECTED = json.loads(r"""{expected}""")
+EXPECTED = json.loads(r"""{expected}""", object_hook=_nonfinite)
 ATOL, RTOL = {atol!r}, {rtol!r}
 EXACT_ZEROS = {exact!r}   # float32 with small integers on an op whose sums are then exact
 HAS_SORTED_FLAG = {has_flag!r}
@@ -154,10 +162,16 @@ def fmt(x):
 
 
 def close(got, exp):
+    """Where the reference is finite: within ATOL + RTOL |exp|; where it is
+    non-finite, the same non-finite value (NaN for NaN)."""
     got, exp = np.asarray(got, dtype=np.float64), np.asarray(exp, dtype=np.float64)
-    if got.shape != exp.shape or not np.all(np.isfinite(got)):
+    if got.shape != exp.shape:
         return False
-    if not np.all(np.abs(got - exp) <= ATOL + RTOL * np.abs(exp)):
+    fin = np.isfinite(exp)
+    if not np.all((np.isnan(got) & np.isnan(exp))[~fin] | (got == exp)[~fin]):
+        return False
+    g, e = got[fin], exp[fin]
+    if not np.all(np.isfinite(g)) or not np.all(np.abs(g - e) <= ATOL + RTOL * np.abs(e)):
         return False
     return not EXACT_ZEROS or bool(np.all(got[exp == 0] == 0))
 
@@ -280,7 +294,7 @@ def render(finding) -> str:
     head = HEADER.format(
         signature=finding.signature, op=s.op, gradient=finding.gradient, oracle=finding.oracle,
         kind=finding.kind, form=finding.form, oracles=", ".join(finding.oracles),
-        size=finding.size, scenario=json.dumps(finding.scenario), expected=json.dumps(detail["expected"]),
+        size=finding.size, scenario=jsonio.dumps(finding.scenario), expected=jsonio.dumps(detail["expected"]),
         atol=atol, rtol=rtol, exact=dtype == "float32" and info.exact, has_flag=info.has_sorted_flag)
     if info.repro_source is None:
         raise ValueError(f"op {s.op!r} has no reproducer snippet")

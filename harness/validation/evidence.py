@@ -11,10 +11,10 @@ Imports numpy and the reference path only, never mlx.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Callable
 
+from ..core import jsonio
 from ..evidence import manifest, paths, probes, summary
 from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
@@ -57,7 +57,7 @@ def _json(ev: Evidence, name: str, group: Group):
         group.fail(f"{name}: missing")
         return None
     try:
-        return json.loads(ev.files[name])
+        return jsonio.loads(ev.files[name])
     except (ValueError, UnicodeDecodeError) as e:
         group.fail(f"{name}: not valid JSON ({e})")
         return None
@@ -82,7 +82,7 @@ def check_environment(g: Group, ctx: Context, name: str, env) -> None:
     sibling = paths.folder(name) + paths.RESULTS
     if sibling in ctx.ev.files:
         try:
-            recorded = json.loads(ctx.ev.files[sibling]).get("environment")
+            recorded = jsonio.loads(ctx.ev.files[sibling]).get("environment")
         except (ValueError, UnicodeDecodeError, AttributeError):
             recorded = None
         g.check(recorded == env, f"{name}: differs from the environment inside {sibling}")

@@ -5,9 +5,9 @@ Reproducer scripts are only looked up by name; they are never run.
 """
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath
 
+from ..core import jsonio
 from . import records
 
 
@@ -70,6 +70,6 @@ def check_findings(group, folder: str, files: dict, rc) -> None:
 
 def _load(files: dict, name: str):
     try:
-        return json.loads(files[name])
+        return jsonio.loads(files[name])
     except (KeyError, ValueError, UnicodeDecodeError):
         return None

@@ -8,6 +8,7 @@ the status. Nothing recorded is trusted except the observed MLX values.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -70,14 +71,27 @@ def _same(a, b) -> bool:
 
 
 def agree(recorded, recomputed) -> bool:
+    """Same shape, and equal to AGREE elementwise; a non-finite value must be
+    recorded as exactly that value (NaN for NaN)."""
     a, b = _arr(recorded), _arr(recomputed)
-    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= AGREE * (1.0 + np.abs(b))))
+    if a.shape != b.shape:
+        return False
+    finite = np.isfinite(b)
+    same_nonfinite = (np.isnan(a) & np.isnan(b)) | (a == b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        near = np.abs(a - np.where(finite, b, 0.0)) <= AGREE * (1.0 + np.abs(np.where(finite, b, 0.0)))
+    return bool(np.all(np.where(finite, near & np.isfinite(a), same_nonfinite)))
 
 
 def _close(a, b) -> bool:
+    """Recorded scalar a against recomputed b: NaN equals NaN, inf equals inf."""
     if a is None or b is None:
         return a is b
-    return isinstance(a, (int, float)) and not isinstance(a, bool) and abs(a - b) <= 1e-9 * (1 + abs(b))
+    if not isinstance(a, (int, float)) or isinstance(a, bool):
+        return False
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    return abs(a - b) <= 1e-9 * (1 + abs(b))
 
 
 def _worst_problems(c: dict, new: dict) -> list:
@@ -85,12 +99,10 @@ def _worst_problems(c: dict, new: dict) -> list:
     idx, want = c.get("worst_index"), new["worst_index"]
     if idx != want and want is not None and new["worst_error"] is not None:
         try:   # a tie: same error and tolerance at the recorded index
-            exp = np.abs(_arr(new["expected"]))
+            err, tol = checks.errors(_arr(new["observed"]), _arr(new["expected"]), c["atol"], c["rtol"])
             k = tuple(int(i) for i in idx)
-            err = abs(_arr(new["observed"])[k] - _arr(new["expected"])[k])
-            tol = c["atol"] + c["rtol"] * exp[k]
-            if len(k) == exp.ndim and _close(float(err), new["worst_error"]) \
-                    and _close(float(tol), new["worst_tolerance"]):
+            if len(k) == err.ndim and _close(float(err[k]), new["worst_error"]) \
+                    and _close(float(tol[k]), new["worst_tolerance"]):
                 want = idx
         except (TypeError, ValueError, IndexError, KeyError):
             pass

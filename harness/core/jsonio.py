@@ -1,0 +1,56 @@
+"""Strict JSON for every file the tool writes or reads, with non-finite numbers as data.
+
+JSON has no NaN or infinity, and strict parsers reject the `NaN` / `Infinity`
+tokens Python writes by default. Every evidence file therefore writes a
+non-finite number as a one-key object in its place:
+
+    {"nonfinite": "nan"}   {"nonfinite": "inf"}   {"nonfinite": "-inf"}
+
+(scenario, results and finding schemas /2 and later). `loads` turns exactly
+those objects back into floats and refuses the bare tokens, so a file that
+validates is strict JSON and NaN / inf round-trip everywhere: observed and
+expected values, errors, tolerances, scenario inputs.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+KEY = "nonfinite"
+_TEXT = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _name(x: float) -> str:
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def encode(obj):
+    """A copy of obj (dicts, lists, tuples, floats, numpy scalars) with every
+    non-finite float replaced by its tagged object."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else {KEY: _name(obj)}
+    if isinstance(obj, dict):
+        return {k: encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
+    if hasattr(obj, "item") and hasattr(obj, "dtype"):   # a numpy scalar
+        return encode(obj.item())
+    return obj
+
+
+def _decode(d: dict):
+    if len(d) == 1 and KEY in d and d[KEY] in _TEXT:
+        return _TEXT[d[KEY]]
+    return d
+
+
+def _refuse(token: str):
+    raise ValueError(f"bare {token} is not JSON (non-finite numbers are written as {{\"{KEY}\": ...}})")
+
+
+def dumps(obj, **kw) -> str:
+    return json.dumps(encode(obj), allow_nan=False, **kw)
+
+
+def loads(text):
+    return json.loads(text, object_hook=_decode, parse_constant=_refuse)
