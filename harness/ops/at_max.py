@@ -1,0 +1,165 @@
+"""at_max: `a.at[key].maximum(v)`, MLX's Scatter (reduce Max) for index-array keys
+and SliceUpdate (reduce Max) for int/slice keys. Builders shared with at_min.
+
+Forms, update modes and `negative` as in at_set: rows, cols, points (Scatter) and
+slice (SliceUpdate: ints and [start, stop, step] with steps of either sign);
+per-occurrence, shared (one value per distinct target, via mx.take) and broadcast
+updates.
+
+What is claimed: out[t] = max(a[t], every v written to t) is differentiable where
+the maximum over the DISTINCT inputs competing for t is unique; the cotangent then
+goes to the winner (a[t], or the one element of v that won, once however many
+writes carried it). At a tie between distinct inputs there is no derivative: the
+reference marks it NaN, and no scenario or generated case has one (all values are
+distinct multiples of 4, so even the fuzzer's finite-difference steps of up to 1.5
+per coordinate never reorder them). A tie between copies of ONE element (shared or
+broadcast updates writing a position twice) is not a tie: the output is
+max(a[t], v[s]) whatever the copies, a smooth function of v[s] away from a[t].
+
+MLX's Scatter::vjp compares the gathered result with each occurrence's update, so
+every copy of a winning shared value receives the full cotangent: k copies give
+k * g (tagged `tied_duplicates`, expected to fail on 0.32.4). Scatter has no JVP
+in MLX; SliceUpdate's Max JVP is not implemented either, so the JVP oracle is silent.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.tensors import tensor
+from . import at_set as S
+
+
+def distinct_values(n: int, seed: int) -> np.ndarray:
+    """n distinct multiples of 4 around 0: no ties, and far apart for differences."""
+    return 4.0 * (np.random.RandomState(seed).permutation(n) - n // 2)
+
+
+def _extremal_case(op, name, form, mode, lhs=None, rhs=None, slices=None, tags=(), desc="",
+                   seed=0, **extra):
+    a_shape = (4, 5)
+    params = dict({"form": form, "updates": mode}, **extra)
+    if slices is not None:
+        params["slices"] = slices
+    lhs_ = None if lhs is None else S._ids(lhs)
+    rhs_ = None if rhs is None else S._ids(rhs)
+    v_shape = S.v_shape_of(form, mode, a_shape, lhs_, rhs_, params)
+    n_v = int(np.prod(v_shape, dtype=np.int64))
+    vals = distinct_values(20 + n_v, 80 + seed)
+    cot = np.random.RandomState(90 + seed).randint(-4, 5, size=a_shape)
+    if tags:   # the repeated value must win somewhere, with a nonzero cotangent there
+        order = np.sort(vals) if op == "at_max" else -np.sort(-vals)
+        vals = np.concatenate([order[:20], np.random.RandomState(seed).permutation(order[20:])])
+        cot = np.abs(cot) + 1
+    return S.case(op, name, tensor(vals[:20].reshape(a_shape)), tensor(vals[20:].reshape(v_shape)),
+                  lhs, rhs, ("a", "v"), tensor(cot), params, tags=tags, desc=desc)
+
+
+def extremal_scenarios(op) -> list:
+    c = lambda *a, **k: _extremal_case(op, *a, **k)   # noqa: E731
+    rep = [2, 0, 2, 2]
+    return [
+        c("rows/unique", "rows", "per", [3, 0, 1], desc="control: distinct rows"),
+        c("rows/repeat", "rows", "per", rep, seed=1,
+          desc="row 2 written three times with distinct values: one winner per element"),
+        c("cols/repeat", "cols", "per", [1, 3, 1], seed=2),
+        c("points/rank2_repeat", "points", "per", [[0, 2], [0, 2]], [[1, 4], [1, 4]], seed=3),
+        c("rows/negative", "rows", "per", [3, 1, 3], negative=True, seed=4),
+        c("rows/shared/unique", "rows", "shared", [1, 3], seed=5),
+        c("rows/broadcast/unique", "rows", "broadcast", [0, 2, 3], seed=6),
+        c("slice/rows", "slice", "per", slices=[[1, 3, None], [None, None, None]], seed=7,
+          desc="a.at[1:3] (SliceUpdate)"),
+        c("slice/reversed_strided", "slice", "per", slices=[[None, None, -2], [1, 5, 2]], seed=8,
+          desc="a.at[::-2, 1:5:2]: negative row step, column stride 2"),
+        c("slice/int_row/broadcast", "slice", "broadcast", slices=[2, [None, None, None]], seed=9,
+          desc="a.at[2] with one row"),
+        c("slice/broadcast_rows", "slice", "broadcast", slices=[[0, 4, 1], [None, None, -1]], seed=10,
+          desc="one reversed row broadcast over four rows"),
+        c("rows/shared/repeat", "rows", "shared", rep, seed=11, tags=("tied_duplicates",),
+          desc="one shared row written three times to row 2: where it wins, dv is g once, not 3 g"),
+        c("rows/broadcast/repeat", "rows", "broadcast", [1, 1], seed=12, tags=("tied_duplicates",)),
+        c("points/shared/repeat", "points", "shared", [0, 3, 0], [2, 2, 2], seed=13,
+          tags=("tied_duplicates",)),
+    ]
+
+
+def extremal_fuzz(op, draw, dtypes) -> object:
+    dtype = draw(D.choice(dtypes))
+    a_shape = (draw(D.irange(1, 5)), draw(D.irange(1, 5)))
+    form = draw(D.choice(S.FORMS))
+    mode = draw(D.choice(("per", "broadcast") if form == "slice" else S.MODES))
+    params = {"form": form, "updates": mode}
+    lhs = rhs = None
+    if form == "slice":
+        params["slices"] = S.draw_slices(draw, a_shape)
+    else:
+        lhs, rhs = S.draw_indices(draw, form, a_shape)
+        if draw(D.choice((False, True))):
+            params["negative"] = True
+    v_shape = S.v_shape_of(form, mode, a_shape, lhs, rhs, params)
+    n_a, n_v = a_shape[0] * a_shape[1], int(np.prod(v_shape, dtype=np.int64))
+    vals = distinct_values(n_a + n_v, draw(D.irange(0, 2**16)))
+    wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "v")))))
+    a = S.viewed(draw, vals[:n_a].reshape(a_shape), dtype)
+    v = S.viewed(draw, vals[n_a:].reshape(v_shape), dtype)
+    cot, cmode = D.cotangent(draw, a_shape, dtype)
+    return S.finish(op, a, v, lhs, rhs, wrt, cot, params,
+                    f"{form} {mode} a{a_shape} v{v_shape}, cotangent {cmode}")
+
+
+def extremal_repro(method: str, pick: str) -> str:
+    """Snippet for a.at[key].<method>(v); `pick` is max or min."""
+    return S.REPRO_COMMON + f'''
+
+PICK = {pick}
+
+
+def ref_forward(inp, lhs, rhs, params):
+    out, vf = inp["a"].copy(), inp["v"].ravel()
+    for t, srcs in by_target(inp, lhs, rhs, params).items():
+        out[t] = PICK([out[t]] + [vf[s] for s in srcs])
+    return out
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    """The one winning input at each position takes its cotangent (distinct inputs, no ties)."""
+    a, vf = inp["a"], inp["v"].ravel()
+    da, dv = g.copy(), np.zeros(vf.size)
+    for t, srcs in by_target(inp, lhs, rhs, params).items():
+        cands = [("a", a[t])] + [(s, vf[s]) for s in sorted(set(srcs))]
+        best = PICK(x for _, x in cands)
+        won = [k for k, x in cands if x == best]
+        if len(won) != 1:
+            da[t] = np.nan
+            continue
+        if won[0] != "a":
+            da[t] = 0.0
+            dv[won[0]] += g[t]
+    return {{"a": da, "v": dv.reshape(inp["v"].shape)}}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    key, v = mlx_target(mx, ops, lhs, rhs, params)
+    return ops["a"].at[key].{method}(v)
+'''
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    return S.mlx_scatter("max", ops, lhs, rhs, params)
+
+
+def scenarios() -> list:
+    return extremal_scenarios("at_max")
+
+
+def fuzz_case(draw, dtypes=("float32",)):
+    return extremal_fuzz("at_max", draw, dtypes)
+
+
+OPS = (OpInfo(
+    name="at_max", summary="a.at[idx].maximum(v) (Scatter / SliceUpdate Max): repeats, slices, no ties",
+    operands=("a", "v"), differentiable=("a", "v"), index_arrays=("lhs", "rhs"),
+    reference=S.reference_of("max"), reference_vjp=S.reference_vjp_of("max"), exact=True,
+    mlx_call=".ops.at_max:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=extremal_repro("maximum", "max")),)
