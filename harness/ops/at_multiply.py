@@ -1,0 +1,140 @@
+"""at_multiply: `a.at[key].multiply(v)` (and `.divide(v)` with params["divide"]),
+where MLX has a gradient rule for it: int and slice keys, which MLX routes to
+SliceUpdate with reduce Prod (ints, [start, stop, step] with steps of either sign,
+a key covering the whole array short-cuts to a plain multiply).
+
+What is NOT tested, and why: with index-array keys (repeated or not) MLX builds a
+Scatter with reduce Prod, whose VJP raises "[scatter] VJP not implemented for
+scatter_prod" (and `.divide` is scatter_prod of the reciprocal). That is a missing
+rule, recorded as such (tests/test_op_at_multiply.py asserts the refusal on the
+pinned MLX), not a defect; the catalog and the strategy never build such a key.
+The reference itself handles repeated positions (each write multiplies once, the
+product rule gives each write its own term), for the day MLX adds the rule.
+
+What is claimed: out[t] = a[t] * prod(v written to t) (divide: * prod(1 / v)), a
+polynomial (rational for divide) in the inputs, so d a[t] = g[t] * prod(...) and
+d v[s] = sum over the writes of g[t] * a[t] * (the other factors) * d f(v[s]),
+everywhere, zeros included. Values are small integers (divide: +-1/2, +-1, +-2,
++-4), so float32 is exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.tensors import hashed_ints, tensor
+from . import at_set as S
+
+
+def _reduce(params) -> str:
+    return "div" if params.get("divide") else "prod"
+
+
+def reference(inp, lhs, rhs, params):
+    return S.reference_of(_reduce(params))(inp, lhs, rhs, params)
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    return S.reference_vjp_of(_reduce(params))(inp, g, lhs, rhs, params)
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    return S.mlx_scatter(_reduce(params), ops, lhs, rhs, params)
+
+
+# --- catalog ---------------------------------------------------------------------------------
+
+def _case(name, slices, mode="per", divide=False, seed=0, desc=""):
+    a_shape = (4, 5)
+    params = {"form": "slice", "updates": mode, "slices": slices}
+    if divide:
+        params["divide"] = True
+    v_shape = S.v_shape_of("slice", mode, a_shape, None, None, params)
+    rng = np.random.RandomState(100 + seed)
+    a = rng.randint(-3, 4, size=a_shape)
+    v = rng.choice([-4, -2, -1, -0.5, 0.5, 1, 2, 4], size=v_shape) if divide else \
+        rng.randint(-3, 4, size=v_shape)
+    cot = rng.randint(-4, 5, size=a_shape)
+    return S.case("at_multiply", name, tensor(a), tensor(v), None, None, ("a", "v"), tensor(cot), params,
+                  fd=not divide, desc=desc)
+
+
+def scenarios() -> list:
+    full = [None, None, None]
+    return [
+        _case("slice/rows", [[1, 3, None], full], desc="a.at[1:3]"),
+        _case("slice/reversed_strided", [[None, None, -2], [1, 5, 2]], seed=1,
+              desc="a.at[::-2, 1:5:2]: negative row step, column stride 2"),
+        _case("slice/int_row", [2, full], seed=2, desc="a.at[2]: one row"),
+        _case("slice/int_col", [full, 3], seed=3, desc="a.at[:, 3]: one column"),
+        _case("slice/broadcast_rows", [[0, 4, 1], [None, None, -1]], mode="broadcast", seed=4,
+              desc="one reversed row broadcast over four rows: dv sums over them"),
+        _case("slice/zeros", [[1, 4, 2], [0, 5, 1]], seed=5,
+              desc="zeros among a and v: the product rule still has every term"),
+        _case("slice/full", [full, full], seed=6,
+              desc="a key covering all of a: MLX short-cuts to a plain multiply (control)"),
+        _case("slice/divide", [[1, 3, None], [None, None, -2]], divide=True, seed=7,
+              desc=".divide: SliceUpdate Prod of the reciprocal"),
+    ]
+
+
+# --- fuzz strategy ---------------------------------------------------------------------------
+
+def fuzz_case(draw, dtypes=("float32",)):
+    dtype = draw(D.choice(dtypes))
+    a_shape = (draw(D.irange(1, 5)), draw(D.irange(1, 5)))
+    mode = draw(D.choice(("per", "broadcast")))
+    params = {"form": "slice", "updates": mode, "slices": S.draw_slices(draw, a_shape)}
+    v_shape = S.v_shape_of("slice", mode, a_shape, None, None, params)
+    seed = draw(D.irange(0, 2**16))
+    a = S.viewed(draw, hashed_ints(a_shape, seed, -3, 4), dtype)
+    v = S.viewed(draw, hashed_ints(v_shape, seed + 1, -3, 4), dtype)
+    wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "v")))))
+    cot, cmode = D.cotangent(draw, a_shape, dtype)
+    return S.finish("at_multiply", a, v, None, None, wrt, cot, params,
+                    f"slice {params['slices']} {mode}, cotangent {cmode}")
+
+
+REPRO = S.REPRO_COMMON + r'''
+
+def factor(x, params):
+    return 1.0 / x if params.get("divide") else x
+
+
+def dfactor(x, params):
+    return -1.0 / (x * x) if params.get("divide") else 1.0
+
+
+def ref_forward(inp, lhs, rhs, params):
+    out, vf = inp["a"].copy(), inp["v"].ravel()
+    for t, srcs in by_target(inp, lhs, rhs, params).items():
+        for s in srcs:
+            out[t] = out[t] * factor(vf[s], params)
+    return out
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    """Product rule: one term per write."""
+    a, vf = inp["a"], inp["v"].ravel()
+    da, dv = g.copy(), np.zeros(vf.size)
+    for t, srcs in by_target(inp, lhs, rhs, params).items():
+        fs = [factor(vf[s], params) for s in srcs]
+        da[t] = g[t] * np.prod(fs)
+        for k, s in enumerate(srcs):
+            dv[s] += g[t] * a[t] * np.prod(fs[:k] + fs[k + 1:]) * dfactor(vf[s], params)
+    return {"a": da, "v": dv.reshape(inp["v"].shape)}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    key, v = mlx_target(mx, ops, lhs, rhs, params)
+    at = ops["a"].at[key]
+    return at.divide(v) if params.get("divide") else at.multiply(v)
+'''
+
+
+OPS = (OpInfo(
+    name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
+    operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
+    exact=True, mlx_call=".ops.at_multiply:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)
