@@ -1,0 +1,302 @@
+"""conv_general: mx.conv_general(x, w, stride, (pad_lo, pad_hi), kernel_dilation,
+input_dilation, groups, flip), MLX's Convolution primitive, 1-D and 2-D.
+
+x is (N, *spatial, C_in), w is (C_out, *kernel, C_in / groups). Per spatial
+axis, output position o and kernel tap k read the input at dilated position
+q = o * stride + t * kernel_dilation - pad_lo with t = K - 1 - k when flipped
+(a true convolution) and t = k otherwise; q lands on input element q /
+input_dilation when it divides and is in range, else on padding or a hole.
+Output channel c of group c // (C_out / groups) reads only that group's input
+channels. The reverse rule is the same enumeration read backwards:
+dx[q] += g[o] w[k], dw[k] += g[o] x[q]. Convolution::vjp instead builds two
+further convolutions with swapped strides and dilations, recomputed padding,
+a group transpose and a flip: each of those is a place where it can go wrong.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import hashed_ints, seeded_ints, tensor
+
+# --- float64 reference ---------------------------------------------------------------------
+
+KEYS = ("stride", "pad_lo", "pad_hi", "kernel_dilation", "input_dilation")
+
+
+def geometry(params, dims) -> dict:
+    """Per-axis parameters as lists of length `dims` (a scalar applies to every axis)."""
+    out = {}
+    for key, default in zip(KEYS, (1, 0, 0, 1, 1)):
+        v = params.get(key, default)
+        out[key] = [int(v)] * dims if np.isscalar(v) else [int(u) for u in v]
+    out["groups"], out["flip"] = int(params.get("groups", 1)), bool(params.get("flip", False))
+    return out
+
+
+def out_size(n, k, stride, lo, hi, kdil, idil) -> int:
+    span_in, span_k = (n - 1) * idil + 1, (k - 1) * kdil + 1
+    return (span_in + lo + hi - span_k) // stride + 1
+
+
+def taps(n, k, geo, axis) -> list:
+    """(output position, kernel tap, input position) triples along one axis."""
+    s, lo, kd, idl = (geo[key][axis] for key in ("stride", "pad_lo", "kernel_dilation", "input_dilation"))
+    out = []
+    for o in range(out_size(n, k, s, lo, geo["pad_hi"][axis], kd, idl)):
+        for t in range(k):
+            q = o * s + t * kd - lo
+            if q % idl == 0 and 0 <= q // idl < n:
+                out.append((o, k - 1 - t if geo["flip"] else t, q // idl))
+    return out
+
+
+def _pairs(x_shape, w_shape, geo):
+    """Every (output index, kernel index, input index) over all spatial axes."""
+    dims = len(x_shape) - 2
+    per_axis = [taps(x_shape[1 + d], w_shape[1 + d], geo, d) for d in range(dims)]
+    for combo in itertools.product(*per_axis):
+        yield tuple(c[0] for c in combo), tuple(c[1] for c in combo), tuple(c[2] for c in combo)
+
+
+def _spatial_out(x_shape, w_shape, geo) -> tuple:
+    return tuple(out_size(x_shape[1 + d], w_shape[1 + d], geo["stride"][d], geo["pad_lo"][d],
+                          geo["pad_hi"][d], geo["kernel_dilation"][d], geo["input_dilation"][d])
+                 for d in range(len(x_shape) - 2))
+
+
+def _grouped(w, G):
+    """w[c_out, ..., ci] as [G, C_out / G, ..., ci]."""
+    return w.reshape((G, w.shape[0] // G) + w.shape[1:])
+
+
+def reference(inp, lhs, rhs, params):
+    x, w = np.asarray(inp["x"], dtype=np.float64), np.asarray(inp["w"], dtype=np.float64)
+    geo = geometry(params, x.ndim - 2)
+    G, N = geo["groups"], x.shape[0]
+    y = np.zeros((N,) + _spatial_out(x.shape, w.shape, geo) + (w.shape[0],))
+    wg = _grouped(w, G)
+    for o, k, q in _pairs(x.shape, w.shape, geo):
+        xs = x[(slice(None),) + q].reshape(N, G, -1)            # (N, G, C_in / G)
+        y[(slice(None),) + o] += np.einsum("ngc,goc->ngo", xs, wg[(slice(None), slice(None)) + k]).reshape(N, -1)
+    return y
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    x, w = np.asarray(inp["x"], dtype=np.float64), np.asarray(inp["w"], dtype=np.float64)
+    g = np.asarray(g, dtype=np.float64)
+    geo = geometry(params, x.ndim - 2)
+    G, N = geo["groups"], x.shape[0]
+    dx, dw = np.zeros(x.shape), np.zeros(w.shape)
+    wg, dwg = _grouped(w, G), _grouped(dw, G)   # dwg is a view of dw
+    for o, k, q in _pairs(x.shape, w.shape, geo):
+        go = g[(slice(None),) + o].reshape(N, G, -1)            # (N, G, C_out / G)
+        wk = wg[(slice(None), slice(None)) + k]                  # (G, C_out / G, C_in / G)
+        dx[(slice(None),) + q] += np.einsum("ngo,goc->ngc", go, wk).reshape(N, -1)
+        xs = x[(slice(None),) + q].reshape(N, G, -1)
+        dwg[(slice(None), slice(None)) + k] += np.einsum("ngo,ngc->goc", go, xs)
+    return {"x": dx, "w": dw}
+
+
+# --- the MLX call ----------------------------------------------------------------------------
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    geo = geometry(params, ops["x"].ndim - 2)
+    return mx.conv_general(ops["x"], ops["w"], stride=geo["stride"], padding=(geo["pad_lo"], geo["pad_hi"]),
+                           kernel_dilation=geo["kernel_dilation"], input_dilation=geo["input_dilation"],
+                           groups=geo["groups"], flip=geo["flip"])
+
+
+# --- catalog -----------------------------------------------------------------------------------
+
+def conv(name, x_shape, w_shape, seed, wrt=("x", "w"), fd=False, desc="", **params) -> Scenario:
+    x = tensor(seeded_ints(x_shape, seed))
+    w = tensor(seeded_ints(w_shape, seed + 1))
+    geo = geometry(params, len(x_shape) - 2)
+    out = (x_shape[0],) + _spatial_out(x_shape, w_shape, geo) + (w_shape[0],)
+    cot = tensor(seeded_ints(out, seed + 2))
+    return Scenario(name=f"conv_general/{name}", op="conv_general", operands={"x": x, "w": w},
+                    wrt=tuple(wrt), cotangent=cot, params=params, fd_step=1.0 / 16 if fd else None,
+                    family=f"conv{len(x_shape) - 2}d", description=desc)
+
+
+def _one_d() -> list:
+    x, w = (2, 7, 2), (3, 3, 2)
+    return [
+        conv("1d/plain", x, w, 300, fd=True),
+        conv("1d/stride2", x, w, 303, stride=2),
+        conv("1d/stride3_remainder", (2, 8, 2), w, 306, stride=3, desc="the last input columns reach no output"),
+        conv("1d/kernel_dilation2", x, w, 309, kernel_dilation=2),
+        conv("1d/input_dilation2", x, w, 312, input_dilation=2),
+        conv("1d/pad_0_2", x, w, 315, pad_lo=0, pad_hi=2, desc="asymmetric padding"),
+        conv("1d/pad_2_0", x, w, 318, pad_lo=2, pad_hi=0),
+        conv("1d/pad_1_3_stride2", x, w, 321, pad_lo=1, pad_hi=3, stride=2),
+        conv("1d/flip", x, w, 324, flip=True, fd=True),
+        conv("1d/flip_pad_2_1", x, w, 327, flip=True, pad_lo=2, pad_hi=1),
+        conv("1d/groups2", (2, 7, 4), (4, 3, 2), 330, groups=2),
+        conv("1d/depthwise", (2, 6, 3), (3, 2, 1), 333, groups=3, desc="groups = C_in = C_out"),
+        conv("1d/groups2_out6", (1, 6, 4), (6, 2, 2), 336, groups=2, desc="three output channels per group"),
+        conv("1d/flip_groups2", (2, 7, 4), (4, 3, 2), 339, flip=True, groups=2),
+        conv("1d/flip_kdil2_stride2", (2, 9, 2), w, 342, flip=True, kernel_dilation=2, stride=2),
+        conv("1d/idil2_kdil2_pad_1_2", x, w, 345, input_dilation=2, kernel_dilation=2, pad_lo=1, pad_hi=2),
+        conv("1d/groups2_idil2_stride2", (2, 5, 4), (2, 2, 2), 348, groups=2, input_dilation=2, stride=2),
+        conv("1d/everything", (2, 6, 4), (4, 2, 2), 351, stride=2, pad_lo=2, pad_hi=1, kernel_dilation=2,
+             input_dilation=2, groups=2, flip=True, fd=True),
+        conv("1d/kernel_wider_than_input", (1, 2, 1), (2, 4, 1), 354, pad_lo=2, pad_hi=2),
+        conv("1d/wrt_x", x, w, 357, wrt=("x",), stride=2, pad_lo=0, pad_hi=1),
+        conv("1d/wrt_w", x, w, 360, wrt=("w",), kernel_dilation=2, groups=1, flip=True),
+    ]
+
+
+def _two_d() -> list:
+    x, w = (2, 5, 4, 2), (2, 3, 2, 2)
+    return [
+        conv("2d/plain", x, w, 400, fd=True),
+        conv("2d/stride_2_1", x, w, 403, stride=[2, 1]),
+        conv("2d/pad_asym", x, w, 406, pad_lo=[0, 2], pad_hi=[1, 0]),
+        conv("2d/kdil_1_2", x, w, 409, kernel_dilation=[1, 2], pad_lo=1, pad_hi=1),
+        conv("2d/idil_2_1", x, w, 412, input_dilation=[2, 1]),
+        conv("2d/flip", x, w, 415, flip=True),
+        conv("2d/groups2", (1, 4, 4, 4), (4, 2, 2, 2), 418, groups=2),
+        conv("2d/flip_groups2_stride2", (1, 5, 5, 4), (2, 2, 3, 2), 421, flip=True, groups=2, stride=2,
+             pad_lo=[1, 0], pad_hi=[0, 2]),
+        conv("2d/everything", (2, 4, 3, 4), (4, 2, 2, 2), 424, stride=[2, 1], pad_lo=[1, 2], pad_hi=[2, 0],
+             kernel_dilation=[2, 1], input_dilation=[1, 2], groups=2, flip=True),
+    ]
+
+
+def scenarios() -> list:
+    return _one_d() + _two_d()
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+def _axis(draw) -> dict:
+    """One spatial axis; padding grows when the kernel would not fit (shrinks to the plain case)."""
+    n, k = draw(D.irange(1, 6)), draw(D.irange(1, 3))
+    p = {"stride": draw(D.irange(1, 3)), "kernel_dilation": draw(D.irange(1, 2)),
+         "input_dilation": draw(D.irange(1, 2)), "pad_lo": draw(D.irange(0, 2)), "pad_hi": draw(D.irange(0, 2))}
+    short = (k - 1) * p["kernel_dilation"] + 1 - ((n - 1) * p["input_dilation"] + 1 + p["pad_lo"] + p["pad_hi"])
+    p["pad_hi"] += max(short, 0)
+    return dict(p, n=n, k=k)
+
+
+def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    dims = draw(D.irange(1, 2))
+    axes = [_axis(draw) for _ in range(dims)]
+    G, cg, co = draw(D.irange(1, 3)), draw(D.irange(1, 2)), draw(D.irange(1, 2))
+    N = draw(D.irange(1, 2))
+    flip = draw(D.choice((False, True)))
+    small = dict(lo=-1, hi=2) if dtype != "float32" else {}   # half precision: sums stay below 256
+    seed = draw(D.irange(0, 2**16))
+    xs = (N,) + tuple(a["n"] for a in axes) + (G * cg,)
+    ws = (G * co,) + tuple(a["k"] for a in axes) + (cg,)
+    x = D.layout(draw, xs[:-2], xs[-2:], seed, dtype, **small)
+    w = D.layout(draw, ws[:-2], ws[-2:], seed + 1, dtype, **small)
+    params = {key: [a[key] for a in axes] for key in KEYS}
+    params.update(groups=G, flip=flip)
+    out = (N,) + _spatial_out(xs, ws, geometry(params, dims)) + (G * co,)
+    cot, mode = D.cotangent(draw, out, dtype)
+    wrt = draw(D.choice(tuple(D.nonempty_subsets(("x", "w")))))
+    return D.finish(Scenario(name="", op="conv_general", operands={"x": x, "w": w}, wrt=wrt,
+                             cotangent=cot, params=params, family=f"conv{dims}d",
+                             description=f"generated: x {xs}, w {ws}, cotangent {mode}"))
+
+
+# --- reproducer snippet ----------------------------------------------------------------------
+
+REPRO = r'''
+INTEGER_OPERANDS = ()
+
+
+def per_axis(params, key, dims, default):
+    v = params.get(key, default)
+    return [v] * dims if isinstance(v, int) else list(v)
+
+
+def layout(params, x, w):
+    """The input dilated (holes of input_dilation - 1 zeros) and padded, and the kernel
+    dilated and, for flip, reversed along every spatial axis."""
+    dims = x.ndim - 2
+    s, lo, hi, kd, idl = (per_axis(params, k, dims, d) for k, d in
+                          (("stride", 1), ("pad_lo", 0), ("pad_hi", 0), ("kernel_dilation", 1),
+                           ("input_dilation", 1)))
+    xd = np.zeros((x.shape[0],) + tuple((n - 1) * i + 1 + a + b for n, i, a, b in
+                                          zip(x.shape[1:-1], idl, lo, hi)) + (x.shape[-1],))
+    xd[(slice(None),) + tuple(slice(a, a + (n - 1) * i + 1, i) for n, i, a in zip(x.shape[1:-1], idl, lo))] = x
+    wd = np.zeros((w.shape[0],) + tuple((k - 1) * d + 1 for k, d in zip(w.shape[1:-1], kd)) + (w.shape[-1],))
+    wd[(slice(None),) + tuple(slice(None, None, d) for d in kd)] = w
+    if params.get("flip", False):
+        wd = wd[(slice(None),) + (slice(None, None, -1),) * dims]
+    return xd, wd, s, lo, idl, kd
+
+
+def windows(xd, wd, s):
+    spans = wd.shape[1:-1]
+    outs = [(a - b) // st + 1 for a, b, st in zip(xd.shape[1:-1], spans, s)]
+    return spans, outs
+
+
+def each_window(x, w, params):
+    """(output index, window slice of the dilated padded input, group channel slices)."""
+    G = params.get("groups", 1)
+    xd, wd, s, _, _, _ = layout(params, x, w)
+    spans, outs = windows(xd, wd, s)
+    cin, cout = x.shape[-1] // G, w.shape[0] // G
+    for o in np.ndindex(*outs):
+        win = (slice(None),) + tuple(slice(i * st, i * st + sp) for i, st, sp in zip(o, s, spans))
+        for g in range(G):
+            yield o, win, slice(g * cin, (g + 1) * cin), slice(g * cout, (g + 1) * cout)
+
+
+def ref_forward(inp, lhs, rhs, params):
+    x, w = inp["x"], inp["w"]
+    xd, wd, s, _, _, _ = layout(params, x, w)
+    _, outs = windows(xd, wd, s)
+    y = np.zeros((x.shape[0],) + tuple(outs) + (w.shape[0],))
+    for o, win, ci, co in each_window(x, w, params):
+        patch = xd[win][..., ci]
+        y[(slice(None),) + o + (co,)] = np.tensordot(patch, wd[co], axes=(list(range(1, patch.ndim)),
+                                                                          list(range(1, patch.ndim))))
+    return y
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    """The adjoint on the dilated, padded grid, then the holes and padding dropped."""
+    x, w = inp["x"], inp["w"]
+    xd, wd, s, lo, idl, kd = layout(params, x, w)
+    dxd, dwd = np.zeros(xd.shape), np.zeros(wd.shape)
+    for o, win, ci, co in each_window(x, w, params):
+        go = g[(slice(None),) + o + (co,)]                       # (N, C_out / G)
+        dxd[win + (ci,)] += np.tensordot(go, wd[co], axes=([1], [0]))
+        dwd[co] += np.tensordot(go, xd[win][..., ci], axes=([0], [0]))
+    dims = x.ndim - 2
+    dx = dxd[(slice(None),) + tuple(slice(a, a + (n - 1) * i + 1, i)
+                                    for n, i, a in zip(x.shape[1:-1], idl, lo))]
+    if params.get("flip", False):
+        dwd = dwd[(slice(None),) + (slice(None, None, -1),) * dims]
+    return {"x": dx, "w": dwd[(slice(None),) + tuple(slice(None, None, d) for d in kd)]}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    dims = ops["x"].ndim - 2
+    return mx.conv_general(ops["x"], ops["w"], stride=per_axis(params, "stride", dims, 1),
+                           padding=(per_axis(params, "pad_lo", dims, 0), per_axis(params, "pad_hi", dims, 0)),
+                           kernel_dilation=per_axis(params, "kernel_dilation", dims, 1),
+                           input_dilation=per_axis(params, "input_dilation", dims, 1),
+                           groups=params.get("groups", 1), flip=params.get("flip", False))
+'''
+
+
+OPS = (OpInfo(
+    name="conv_general",
+    summary="mx.conv_general (Convolution): strides, dilations, groups, flip, asymmetric padding, 1-D/2-D",
+    operands=("x", "w"), differentiable=("x", "w"), reference=reference, reference_vjp=reference_vjp,
+    exact=True, mlx_call=".ops.conv_general:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)
