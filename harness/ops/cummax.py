@@ -1,0 +1,342 @@
+"""cummax: mx.cummax(a, axis, reverse=..., inclusive=...), MLX's Scan primitive
+(cummin.py reuses everything here with the minimum).
+
+Output i along the axis is the largest input j in S(i) (j <= i inclusive,
+j < i exclusive, mirrored when reversed). Where the values in S(i) are
+distinct, the output moves with exactly one input, its owner, so the reverse
+rule routes g[i] to owner(i) and adds up every output's share. Scan::vjp
+rebuilds the owner with a second running extreme over positions and a
+scatter-add; for exclusive scans it slices input, output and cotangent to
+length n - 1 and shifts them. Those shifts under each reverse/inclusive
+combination are what the catalog covers.
+
+Ties: where the extreme of S(i) is attained twice the output has no
+derivative (MLX routes to the latest tied element in scan order, a
+convention). The reference refuses to judge such a case
+(ReferenceUndecided), and the generators keep the values of a lane apart by
+at least 1 (the fuzzer by 4, so its direction test at step 0.5 x 3 never
+reorders them).
+
+Exclusive scans put the identity (-inf for max, +inf for min) at the first
+position in scan order. The `trim` parameter drops that position (an
+ordinary slice of MLX's output) so the forward is finite; the untrimmed
+exclusive scenarios are kept apart in `nonfinite_scenarios()`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.numeric import ReferenceUndecided
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import tensor
+from .cumprod import from_lanes, lanes_to_input, scan_flags, to_lanes
+from .cumsum import summed
+
+# --- float64 reference (kind "max" or "min") ------------------------------------------------
+
+IDENTITY = {"max": -np.inf, "min": np.inf}
+
+
+def _trimmed(params) -> bool:
+    return bool(params.get("trim", False)) and not bool(params.get("inclusive", True))
+
+
+def _kept(n, params) -> list:
+    """Output positions the call returns: all, or all but the identity position."""
+    _, rev, _ = scan_flags(params)
+    if not _trimmed(params):
+        return list(range(n))
+    return list(range(n - 1)) if rev else list(range(1, n))
+
+
+def owner(lane, positions, kind):
+    """The one position in `positions` holding the extreme of `lane`; ties refuse."""
+    vals = [lane[j] for j in positions]
+    best = max(vals) if kind == "max" else min(vals)
+    hits = [j for j, v in zip(positions, vals) if v == best]
+    if len(hits) > 1:
+        raise ReferenceUndecided(f"cum{kind}: the running {kind} {best} is attained at {hits}: "
+                                 f"no derivative there")
+    return hits[0]
+
+
+def reference_of(kind):
+    def reference(inp, lhs, rhs, params):
+        axis, rev, inc = scan_flags(params)
+        x = to_lanes(inp["a"], axis)
+        n = x.shape[-1]
+        y = np.full(x.shape, IDENTITY[kind])
+        for i in range(n):
+            positions = summed(i, n, rev, inc)
+            if positions:
+                y[..., i] = (np.max if kind == "max" else np.min)(x[..., positions], axis=-1)
+        return from_lanes(y[..., _kept(n, params)], axis)
+    return reference
+
+
+def reference_vjp_of(kind):
+    def reference_vjp(inp, g, lhs, rhs, params):
+        """dx[owner(i)] += g[i] for every returned output i with a nonempty S(i)."""
+        axis, rev, inc = scan_flags(params)
+        x = to_lanes(inp["a"], axis)
+        n = x.shape[-1]
+        gm = to_lanes(g, axis)
+        dx = np.zeros(x.shape)
+        for lane in np.ndindex(x.shape[:-1]):
+            for q, i in enumerate(_kept(n, params)):
+                positions = summed(i, n, rev, inc)
+                if positions:
+                    dx[lane + (owner(x[lane], positions, kind),)] += gm[lane + (q,)]
+        return {"a": lanes_to_input(dx, np.shape(inp["a"]), axis)}
+    return reference_vjp
+
+
+# --- the MLX call ----------------------------------------------------------------------------
+
+def call(mx, fn, a, params):
+    """fn(a, ...) with the scan flags, then the identity position dropped when trimmed."""
+    axis, rev, inc = scan_flags(params)
+    y = fn(a, axis=axis, reverse=rev, inclusive=inc)
+    if not _trimmed(params):
+        return y
+    ax = 0 if axis is None else axis % y.ndim
+    n = y.shape[ax]
+    index = [slice(None)] * y.ndim
+    index[ax] = slice(0, n - 1) if rev else slice(1, n)
+    return y[tuple(index)]
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    return call(mx, mx.cummax, ops["a"], params)
+
+
+# --- catalog (values for max; cummin negates them) ------------------------------------------
+
+FLAGS = [(rev, inc) for rev in (False, True) for inc in (True, False)]
+LANE = [1, 5, 2, 7, 3, -4]            # the running max moves forwards, the reverse one too
+COT = [2, -1, 3, 1, -3, 4]
+MATRIX = [[1, 5, 2, 7, 3], [9, 7, 5, 3, 1], [-2, 0, 4, 6, 8], [3, -1, 6, 2, 5]]
+MATRIX_COT = [[1, 2, -1, 3, 2], [-2, 1, 4, 1, -1], [3, -3, 1, 2, 1], [1, 4, -2, -1, 3]]
+
+
+def flag_name(rev, inc):
+    return f"{'reverse' if rev else 'forward'}/{'inclusive' if inc else 'exclusive'}"
+
+
+def scan_params(axis, rev, inc, trim):
+    p = {"axis": axis, "reverse": rev, "inclusive": inc}
+    return dict(p, trim=True) if trim and not inc else p
+
+
+def _out_cot(values, params):
+    """The catalog cotangent cut to the returned positions."""
+    v = np.asarray(values, dtype=np.float64)
+    axis = params["axis"]
+    lanes = to_lanes(v, axis)
+    return tensor(from_lanes(lanes[..., _kept(lanes.shape[-1], params)], axis))
+
+
+def case_maker(kind):
+    sign = 1.0 if kind == "max" else -1.0
+
+    def case(name, values, params, cot=None, views=(), desc=""):
+        a = tensor(sign * np.asarray(values, dtype=np.float64), views=list(views))
+        return Scenario(name=f"cum{kind}/{name}", op=f"cum{kind}", operands={"a": a}, wrt=("a",),
+                        params=params, cotangent=None if cot is None else _out_cot(cot, params),
+                        family="scan", description=desc)
+    return case
+
+
+def finite_scenarios(kind) -> list:
+    """Every flag combination (exclusive ones trimmed), both axes, views, axis None."""
+    case = case_maker(kind)
+    m, mc = np.array(MATRIX, dtype=np.float64), np.array(MATRIX_COT, dtype=np.float64)
+    out = [case(f"lane/{flag_name(rev, inc)}", LANE, scan_params(0, rev, inc, True), cot=COT)
+           for rev, inc in FLAGS]
+    out += [case(f"matrix/axis{axis}/{flag_name(rev, inc)}", m if axis == 1 else m.T,
+                 scan_params(axis, rev, inc, True), cot=mc if axis == 1 else mc.T)
+            for axis in (1, 0) for rev, inc in FLAGS]
+    strided = np.full((3, 10), 50.0)
+    strided[:, ::2] = np.array(MATRIX)[:3]
+    out += [
+        case("strided/reverse/exclusive", strided, scan_params(1, True, False, True),
+             views=[{"op": "slice", "index": [[0, 3], [0, 10, 2]]}],
+             desc="a stride-2 window; the skipped values (50, or -50 for cummin) would win"),
+        case("transposed/axis0/forward", m.T, scan_params(0, False, True, True),
+             views=[{"op": "transpose", "axes": [1, 0]}]),
+        case("negative_axis/reverse/inclusive", m, scan_params(-1, True, True, True), cot=mc),
+        case("flattened/axis_none/exclusive", m[:2], scan_params(None, False, False, True),
+             cot=mc[:2].reshape(-1), desc="axis None scans the flattened array"),
+        case("length1/inclusive", [[4], [-2]], scan_params(1, True, True, True)),
+        case("length1/exclusive_trimmed", [[4], [-2]], scan_params(1, False, False, True),
+             desc="nothing is left after the identity: an empty output, a zero gradient"),
+    ]
+    return out
+
+
+def nonfinite_scenarios(kind) -> list:
+    """NON-FINITE EXPECTED VALUES: untrimmed exclusive scans, whose first output in
+    scan order is the identity (-inf for max, +inf for min). MLX must return that
+    exact infinity and a finite gradient (the identity depends on no input). These
+    fail the finite-observed comparison rule until non-finite expected values are
+    compared exactly."""
+    case = case_maker(kind)
+    m, mc = np.array(MATRIX, dtype=np.float64), np.array(MATRIX_COT, dtype=np.float64)
+    out = [case(f"nonfinite/lane/{flag_name(rev, False)}", LANE, scan_params(0, rev, False, False),
+                cot=COT) for rev in (False, True)]
+    out += [case(f"nonfinite/matrix/axis0/{flag_name(rev, False)}", m.T,
+                 scan_params(0, rev, False, False), cot=mc.T) for rev in (False, True)]
+    out.append(case("nonfinite/length1/exclusive", [[4], [-2]], scan_params(1, True, False, False)))
+    return out
+
+
+def scenarios_of(kind):
+    return lambda: finite_scenarios(kind) + nonfinite_scenarios(kind)
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+SPACING = 4.0
+
+
+def distinct_values(shape, seed, axis) -> np.ndarray:
+    """Along every lane a permutation of 0..L-1 times 4, centred (seed 0: ascending).
+    Lanes are at most 5 long (16 for axis None), so every value and every value
+    +- 1.5 is exact even in bfloat16."""
+    lanes = to_lanes(np.zeros(shape), axis)
+    L = lanes.shape[-1]
+    rng = np.random.RandomState(seed) if seed else None
+    for lane in np.ndindex(lanes.shape[:-1]):
+        order = np.arange(L) if rng is None else rng.permutation(L)
+        lanes[lane] = SPACING * (order - L // 2)
+    return lanes.reshape(shape) if axis is None else from_lanes(lanes, axis)
+
+
+def with_layout(draw, values, dtype):
+    """`values` as an operand stored contiguously, transposed, or as every other
+    element of a wider buffer (shrinks towards contiguous)."""
+    kind = draw(D.choice(("contiguous", "transpose", "stride")))
+    v = np.asarray(values, dtype=np.float64)
+    if kind == "transpose" and v.ndim >= 2:
+        axes = list(range(v.ndim - 2)) + [v.ndim - 1, v.ndim - 2]
+        return D.tensor(np.transpose(v, axes), dtype=dtype, views=[{"op": "transpose", "axes": axes}])
+    if kind == "stride":
+        store = np.full(v.shape[:-1] + (2 * v.shape[-1],), D.BACKING_BASE)
+        store[..., ::2] = v
+        spec = [[0, d] for d in v.shape[:-1]] + [[0, 2 * v.shape[-1], 2]]
+        return D.tensor(store, dtype=dtype, views=[{"op": "slice", "index": spec}])
+    return D.tensor(v, dtype=dtype)
+
+
+def shape_and_axis(draw, axis_options):
+    """Rank 1..3 with sides 1..5 and an axis from axis_options(rank); axis None (the
+    whole array is one lane) on at most 4 x 4 elements."""
+    rank = draw(D.irange(1, 3))
+    axis = draw(D.choice(axis_options(rank)))
+    if axis is None:
+        return (draw(D.irange(1, 4)), draw(D.irange(1, 4))), axis
+    return tuple(draw(D.irange(1, 5)) for _ in range(rank)), axis
+
+
+def scan_shape_and_flags(draw):
+    shape, axis = shape_and_axis(draw, lambda rank: tuple(range(rank)) + (-1, None))
+    rev, inc = draw(D.choice((False, True))), draw(D.choice((True, False)))
+    return shape, axis, rev, inc
+
+
+def fuzz_case_of(kind):
+    """Distinct values (no ties anywhere), exclusive scans trimmed (finite outputs)."""
+    reference = reference_of(kind)
+
+    def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+        dtype = draw(D.choice(dtypes))
+        shape, axis, rev, inc = scan_shape_and_flags(draw)
+        values = distinct_values(shape, draw(D.irange(0, 2**16)), axis)
+        params = scan_params(axis, rev, inc, True)
+        out_shape = reference({"a": values}, None, None, params).shape
+        cot, mode = D.cotangent(draw, out_shape, dtype)
+        return D.finish(Scenario(name="", op=f"cum{kind}", operands={"a": with_layout(draw, values, dtype)},
+                                 wrt=("a",), cotangent=cot, params=params, family="scan",
+                                 description=f"generated: axis {axis}, cotangent {mode}"))
+    return fuzz_case
+
+
+# --- reproducer snippet ----------------------------------------------------------------------
+
+REPRO_TEMPLATE = r'''
+INTEGER_OPERANDS = ()
+KIND = "@KIND@"
+
+
+def window(i, n, reverse, inclusive):
+    """The inputs output i takes the running extreme over."""
+    lo, hi = (i + (0 if inclusive else 1), n) if reverse else (0, i + (1 if inclusive else 0))
+    return list(range(lo, hi))
+
+
+def returned(n, params):
+    """Output positions returned: all, or without the identity when trimmed."""
+    if params.get("trim") and not params["inclusive"]:
+        return list(range(n - 1)) if params["reverse"] else list(range(1, n))
+    return list(range(n))
+
+
+def lanes(x, axis):
+    return x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
+
+
+def ref_forward(inp, lhs, rhs, params):
+    axis, x = params["axis"], lanes(inp["a"], params["axis"])
+    n = x.shape[-1]
+    y = np.full(x.shape, -np.inf if KIND == "max" else np.inf)
+    for i in range(n):
+        for j in window(i, n, params["reverse"], params["inclusive"]):
+            y[..., i] = np.maximum(y[..., i], x[..., j]) if KIND == "max" else np.minimum(y[..., i], x[..., j])
+    y = y[..., returned(n, params)]
+    return y.reshape(-1) if axis is None else np.moveaxis(y, -1, axis)
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    """Each returned output's cotangent goes to the one input holding its extreme."""
+    axis, x = params["axis"], lanes(inp["a"], params["axis"])
+    gl = g.reshape(1, -1) if axis is None else np.moveaxis(g, axis, -1)
+    n = x.shape[-1]
+    dx = np.zeros_like(x)
+    for lane in np.ndindex(x.shape[:-1]):
+        for q, i in enumerate(returned(n, params)):
+            w = window(i, n, params["reverse"], params["inclusive"])
+            if w:
+                vals = [x[lane][j] for j in w]
+                j = w[vals.index(max(vals) if KIND == "max" else min(vals))]
+                dx[lane + (j,)] = dx[lane + (j,)] + gl[lane + (q,)]
+    return {"a": dx.reshape(inp["a"].shape) if axis is None else np.moveaxis(dx, -1, axis)}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    axis = params["axis"]
+    fn = mx.cummax if KIND == "max" else mx.cummin
+    y = fn(ops["a"], axis=axis, reverse=params["reverse"], inclusive=params["inclusive"])
+    if params.get("trim") and not params["inclusive"]:
+        ax = 0 if axis is None else axis % y.ndim
+        n = y.shape[ax]
+        index = [slice(None)] * y.ndim
+        index[ax] = slice(0, n - 1) if params["reverse"] else slice(1, n)
+        y = y[tuple(index)]
+    return y
+'''
+
+
+def record(kind) -> OpInfo:
+    return OpInfo(
+        name=f"cum{kind}",
+        summary=f"mx.cum{kind} (Scan): reverse and inclusive flags, distinct values (no ties)",
+        operands=("a",), differentiable=("a",), reference=reference_of(kind),
+        reference_vjp=reference_vjp_of(kind), exact=True, mlx_call=f".ops.cum{kind}:mlx_call",
+        scenarios=scenarios_of(kind), strategy=fuzz_case_of(kind),
+        repro_source=REPRO_TEMPLATE.replace("@KIND@", kind))
+
+
+OPS = (record("max"),)

@@ -1,0 +1,234 @@
+"""cumprod: mx.cumprod(a, axis, reverse=..., inclusive=...), MLX's Scan primitive.
+
+Output i along the axis is the product of the inputs j in S(i) (j <= i
+inclusive, j < i exclusive, mirrored when reversed; an empty product is 1).
+Its derivative is, for every output i that multiplied position j,
+dx[j] += g[i] * prod_{k in S(i), k != j} x[k]: the product of the other
+factors, never a division.
+
+Scan::vjp instead divides a reverse cumsum of g * y by x and patches the
+zeros: it finds the first zero in scan order, redoes the product with that
+zero set to 1 for its own gradient, and zeroes everything after it. Zeros
+are therefore where this rule can go wrong: one, two, adjacent, at either
+end, negative zero, and a zero under each flag combination.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import seeded_ints, tensor
+from .cumsum import summed
+
+# --- lanes: the scan axis moved last (axis None scans the flattened array) -----------------
+
+
+def scan_flags(params):
+    axis = params.get("axis", 0)
+    return (None if axis is None else int(axis)), bool(params.get("reverse", False)), \
+        bool(params.get("inclusive", True))
+
+
+def to_lanes(x, axis) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
+
+
+def from_lanes(y, axis) -> np.ndarray:
+    return y if axis is None else np.moveaxis(y, -1, axis)
+
+
+def lanes_to_input(dx, shape, axis) -> np.ndarray:
+    """A gradient computed on lanes, back in the input's shape."""
+    return dx.reshape(shape) if axis is None else np.moveaxis(dx, -1, axis)
+
+
+# --- float64 reference ---------------------------------------------------------------------
+
+def reference(inp, lhs, rhs, params):
+    axis, rev, inc = scan_flags(params)
+    x = to_lanes(inp["a"], axis)
+    n = x.shape[-1]
+    y = np.ones(x.shape)
+    for i in range(n):
+        for j in summed(i, n, rev, inc):
+            y[..., i] *= x[..., j]
+    return from_lanes(y, axis)
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    """dx[j] = sum over outputs i that multiplied j of g[i] * (the other factors of y[i])."""
+    axis, rev, inc = scan_flags(params)
+    x = to_lanes(inp["a"], axis)
+    gm = to_lanes(g, axis)
+    n = x.shape[-1]
+    dx = np.zeros(x.shape)
+    for i in range(n):
+        factors = summed(i, n, rev, inc)
+        for j in factors:
+            others = np.ones(x.shape[:-1])
+            for k in factors:
+                if k != j:
+                    others = others * x[..., k]
+            dx[..., j] += gm[..., i] * others
+    return {"a": lanes_to_input(dx, np.shape(inp["a"]), axis)}
+
+
+# --- the MLX call ----------------------------------------------------------------------------
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    axis, rev, inc = scan_flags(params)
+    return mx.cumprod(ops["a"], axis=axis, reverse=rev, inclusive=inc)
+
+
+# --- catalog ---------------------------------------------------------------------------------
+
+FLAGS = [(rev, inc) for rev in (False, True) for inc in (True, False)]
+# Length-5 lanes; the cotangent is nonzero everywhere so every zero's gradient matters.
+ZERO_PATTERNS = {
+    "no_zero": [2, -1, 3, 1, -2],
+    "one_zero": [2, 0, 3, -1, 2],
+    "two_zeros": [2, 0, 3, 0, -1],
+    "adjacent_zeros": [2, 0, 0, 3, 1],
+    "zero_first": [0, 2, -1, 3, 2],
+    "zero_last": [2, -1, 3, 2, 0],
+    "zeros_both_ends": [0, 2, 3, -1, 0],
+    "negative_zero": [2, -0.0, 3, -1, 2],
+    "all_zeros": [0, 0, 0, 0, 0],
+}
+COT5 = [3, -2, 1, 4, -1]
+
+
+def _flag_name(rev, inc):
+    return f"{'reverse' if rev else 'forward'}/{'inclusive' if inc else 'exclusive'}"
+
+
+def _case(name, a, params, cot=None, desc=""):
+    return Scenario(name=f"cumprod/{name}", op="cumprod", operands={"a": a}, wrt=("a",),
+                    params=params, cotangent=cot, family="scan", description=desc)
+
+
+def _params(axis, rev, inc):
+    return {"axis": axis, "reverse": rev, "inclusive": inc}
+
+
+def zero_scenarios() -> list:
+    """Every zero pattern under every flag combination, one lane each."""
+    return [_case(f"{pat}/{_flag_name(rev, inc)}", tensor(vals), _params(0, rev, inc),
+                  cot=tensor(COT5), desc=f"lane {vals}")
+            for pat, vals in ZERO_PATTERNS.items() for rev, inc in FLAGS]
+
+
+def layout_scenarios() -> list:
+    """Zeros in different lanes of a matrix, scanned along axis 0 and 1, and views."""
+    rows = np.array([ZERO_PATTERNS[k] for k in ("one_zero", "zero_last", "no_zero", "zero_first")],
+                    dtype=np.float64)
+    cot = seeded_ints(rows.shape, 70, 1, 4) * np.where(np.arange(20).reshape(4, 5) % 3, 1, -1)
+    out = [_case(f"matrix/axis{axis}/{_flag_name(rev, inc)}",
+                 tensor(rows if axis == 1 else rows.T), _params(axis, rev, inc),
+                 cot=tensor(cot if axis == 1 else cot.T))
+           for axis in (1, 0) for rev, inc in FLAGS]
+    strided = np.full((3, 8), 50.0)
+    strided[:, ::2] = [[2, 0, 3, 1], [0, 1, 2, -1], [1, 2, 0, 0]]
+    out += [
+        _case("strided/reverse/exclusive", tensor(strided, views=[{"op": "slice", "index": [[0, 3], [0, 8, 2]]}]),
+              _params(1, True, False), desc="a stride-2 window; the skipped values are 50"),
+        _case("transposed/axis0/reverse", tensor(rows[:, :4], views=[{"op": "transpose", "axes": [1, 0]}]),
+              _params(0, True, True)),
+        _case("negative_axis/exclusive", tensor(rows), _params(-1, False, False), cot=tensor(cot)),
+        _case("flattened/axis_none", tensor([[2, 1, 0], [3, -1, 2]]), {"axis": None, "reverse": True,
+                                                                        "inclusive": True},
+              cot=tensor([1, 2, -1, 3, 1, -2]), desc="axis None scans the flattened array"),
+        _case("length1/exclusive", tensor([[0], [3]]), _params(1, False, False),
+              desc="an exclusive product of length 1 is all ones; its gradient is zero"),
+        _case("length1/inclusive_zero", tensor([[0], [3]]), _params(1, True, True)),
+    ]
+    return out
+
+
+def scenarios() -> list:
+    return zero_scenarios() + layout_scenarios()
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+# Value ranges per dtype, widest first: every product, and every partial sum of
+# g * y that Scan::vjp forms (lane length <= 6, |g| <= 5), stays an integer the
+# dtype holds exactly (float16: 2048, bfloat16: 256), so a mismatch is never rounding.
+RANGES = {"float32": ((-3, 4), (-1, 2)), "float16": ((-2, 3), (-1, 2)), "bfloat16": ((-1, 2),)}
+
+
+def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    """Values in -3..3, or -1..1 where a third of them are zero (many zeros per lane).
+    Axis None flattens at most 6 elements, so no lane is longer than 6."""
+    dtype = draw(D.choice(dtypes))
+    rank = draw(D.irange(1, 3))
+    axis = draw(D.choice(tuple(range(rank)) + (-1, None)))
+    shape = tuple(draw(D.irange(1, 5)) for _ in range(rank)) if axis is not None else \
+        (draw(D.irange(1, 2)), draw(D.irange(1, 3)))
+    lo, hi = draw(D.choice(RANGES.get(dtype, RANGES["bfloat16"])))
+    seed = draw(D.irange(0, 2**16))
+    a = D.layout(draw, shape[:-2], shape[-2:], seed, dtype, lo, hi) if len(shape) >= 2 else \
+        D.tensor(D.hashed_ints(shape, seed, lo, hi), dtype=dtype)
+    out_shape = (int(np.prod(shape)),) if axis is None else shape
+    cot, mode = D.cotangent(draw, out_shape, dtype)
+    rev, inc = draw(D.choice((False, True))), draw(D.choice((True, False)))
+    return D.finish(Scenario(name="", op="cumprod", operands={"a": a}, wrt=("a",), cotangent=cot,
+                             params=_params(axis, rev, inc), family="scan",
+                             description=f"generated: axis {axis}, values {lo}..{hi - 1}, cotangent {mode}"))
+
+
+# --- reproducer snippet ----------------------------------------------------------------------
+
+REPRO = r'''
+INTEGER_OPERANDS = ()
+
+
+def factors(i, n, reverse, inclusive):
+    """The inputs output i multiplies."""
+    lo, hi = (i + (0 if inclusive else 1), n) if reverse else (0, i + (1 if inclusive else 0))
+    return list(range(lo, hi))
+
+
+def ref_forward(inp, lhs, rhs, params):
+    axis = params["axis"]
+    x = inp["a"].reshape(-1) if axis is None else np.moveaxis(inp["a"], axis, 0)
+    y = np.ones_like(x)
+    for i in range(x.shape[0]):
+        for j in factors(i, x.shape[0], params["reverse"], params["inclusive"]):
+            y[i] = y[i] * x[j]
+    return y if axis is None else np.moveaxis(y, 0, axis)
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    """Product rule: each factor gets g times the product of the other factors."""
+    axis = params["axis"]
+    x = inp["a"].reshape(-1) if axis is None else np.moveaxis(inp["a"], axis, 0)
+    gm = g if axis is None else np.moveaxis(g, axis, 0)
+    dx = np.zeros_like(x)
+    n = x.shape[0]
+    for i in range(n):
+        fs = factors(i, n, params["reverse"], params["inclusive"])
+        for j in fs:
+            rest = np.ones_like(x[0])
+            for k in fs:
+                if k != j:
+                    rest = rest * x[k]
+            dx[j] = dx[j] + gm[i] * rest
+    return {"a": dx.reshape(inp["a"].shape) if axis is None else np.moveaxis(dx, 0, axis)}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    return mx.cumprod(ops["a"], axis=params["axis"], reverse=params["reverse"],
+                      inclusive=params["inclusive"])
+'''
+
+
+OPS = (OpInfo(
+    name="cumprod", summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
+    exact=True, mlx_call=".ops.cumprod:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)

@@ -1,0 +1,299 @@
+"""logsumexp: mx.logsumexp(a, axis, keepdims), including -inf inputs
+(softmax.py reuses the axis and value helpers).
+
+y = m + log(sum exp(x - m)) over the reduced axes, m the group's maximum; its
+gradient is g * exp(x - y), the softmax of the group. MLX has two paths:
+reducing the last axis (or trailing axes whose leading ones have size 1) is
+the LogSumExp primitive, whose VJP is g * softmax(x, precise=True); any other
+axes go through max/exp/sum/log composed, with `where(isinf(max), max, out)`.
+
+-inf inputs. A group with one -inf (and a finite entry) is ordinary: that
+entry contributes exp(-inf) = 0, its gradient is exactly 0, and everything is
+finite; both paths are checked. A group that is entirely -inf: the true value
+is -inf (the limit of log(sum exp) as every entry goes to -inf, and log 0 =
+-inf), which is claimed. Its gradient is claimed nowhere: at that point the
+function has no derivative (approaching along different directions, softmax
+tends to any point of the simplex), and MLX's NaN there is neither right nor
+wrong. The `inf_rows` parameter appends such groups as constants next to the
+differentiated input (a concatenation along the first kept axis), so the
+scenario claims their -inf forward and the finite gradient of the rest.
+The reference refuses (ReferenceUndecided) an all -inf group in the input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.numeric import ReferenceUndecided
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import tensor
+from .cummax import with_layout
+
+NEG_INF = -np.inf
+
+# --- axes and the appended -inf groups ------------------------------------------------------
+
+
+def reduced_axes(params, ndim) -> tuple:
+    """The reduced axes, non-negative and sorted (None: all of them)."""
+    axis = params.get("axis")
+    axes = range(ndim) if axis is None else ([axis] if isinstance(axis, int) else axis)
+    return tuple(sorted(int(a) % ndim for a in axes))
+
+
+def inf_axis(params, ndim):
+    """Where `inf_rows` constant all -inf groups are appended: the first kept axis."""
+    kept = [d for d in range(ndim) if d not in reduced_axes(params, ndim)]
+    if not kept:
+        raise ValueError("inf_rows needs an axis that is not reduced")
+    return kept[0]
+
+
+def with_inf_rows(x, params) -> np.ndarray:
+    rows = int(params.get("inf_rows", 0))
+    if not rows:
+        return x
+    ax = inf_axis(params, x.ndim)
+    block = list(x.shape)
+    block[ax] = rows
+    return np.concatenate([x, np.full(block, NEG_INF)], axis=ax)
+
+
+def no_empty_group(x, axes, op):
+    """A group of -inf only has no derivative: refuse to judge it."""
+    if np.any(np.all(x == NEG_INF, axis=axes)):
+        raise ReferenceUndecided(f"{op}: a reduced group is entirely -inf: no derivative there")
+
+
+# --- float64 reference ---------------------------------------------------------------------
+
+def lse(x, axes) -> np.ndarray:
+    """logsumexp with keepdims; -inf for a group of -inf only."""
+    m = np.max(x, axis=axes, keepdims=True)
+    safe = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = safe + np.log(np.sum(np.exp(x - safe), axis=axes, keepdims=True))
+    return np.where(m == NEG_INF, NEG_INF, out)
+
+
+def reference(inp, lhs, rhs, params):
+    x = with_inf_rows(np.asarray(inp["a"], dtype=np.float64), params)
+    axes = reduced_axes(params, x.ndim)
+    y = lse(x, axes)
+    return y if params.get("keepdims", False) else np.squeeze(y, axis=axes)
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    """da = g * exp(a - y): the group's softmax times its cotangent."""
+    a = np.asarray(inp["a"], dtype=np.float64)
+    axes = reduced_axes(params, a.ndim)
+    no_empty_group(a, axes, "logsumexp")
+    y = lse(a, axes)
+    g = np.asarray(g, dtype=np.float64)
+    if not params.get("keepdims", False):
+        g = np.expand_dims(g, axes)
+    if int(params.get("inf_rows", 0)):   # the appended constant groups' cotangents
+        g = np.take(g, range(a.shape[inf_axis(params, a.ndim)]), axis=inf_axis(params, a.ndim))
+    return {"a": g * np.exp(a - y)}
+
+
+# --- the MLX call ----------------------------------------------------------------------------
+
+def append_inf_rows(mx, a, params):
+    rows = int(params.get("inf_rows", 0))
+    if not rows:
+        return a
+    ax = inf_axis(params, a.ndim)
+    block = list(a.shape)
+    block[ax] = rows
+    return mx.concatenate([a, mx.full(block, -float("inf"), dtype=a.dtype)], axis=ax)
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    a = append_inf_rows(mx, ops["a"], params)
+    return mx.logsumexp(a, axis=params.get("axis"), keepdims=bool(params.get("keepdims", False)))
+
+
+# --- catalog ---------------------------------------------------------------------------------
+
+M = [[1, -2, 3, 0], [2, 2, -1, 4], [-3, 1, 0, 2]]
+M_INF = [[1, NEG_INF, 3, 0], [NEG_INF, NEG_INF, -1, 4], [-3, 1, 0, NEG_INF]]   # every row finite somewhere
+
+
+def _case(name, a, params, cot=None, desc=""):
+    return Scenario(name=f"logsumexp/{name}", op="logsumexp", operands={"a": a}, wrt=("a",),
+                    params=params, cotangent=None if cot is None else tensor(cot), family="reduce",
+                    description=desc)
+
+
+def _cot(shape, seed):
+    return np.random.RandomState(seed).randint(-3, 4, size=shape).astype(np.float64)
+
+
+def scenarios() -> list:
+    return finite_scenarios() + nonfinite_scenarios()
+
+
+def finite_scenarios() -> list:
+    m, mi = np.array(M, dtype=np.float64), np.array(M_INF, dtype=np.float64)
+    cube = np.arange(24, dtype=np.float64).reshape(2, 3, 4) % 7 - 3
+    out = []
+    for keep in (True, False):
+        k = "keepdims" if keep else "squeezed"
+        out += [
+            _case(f"axis_last/{k}", tensor(m), {"axis": -1, "keepdims": keep},
+                  _cot((3, 1) if keep else (3,), 80), desc="the LogSumExp primitive"),
+            _case(f"axis0/{k}", tensor(m), {"axis": 0, "keepdims": keep},
+                  _cot((1, 4) if keep else (4,), 81), desc="the composed path (max, exp, sum, log)"),
+            _case(f"one_neg_inf/axis_last/{k}", tensor(mi), {"axis": -1, "keepdims": keep},
+                  _cot((3, 1) if keep else (3,), 82), desc="-inf entries: gradient exactly 0 there"),
+            _case(f"one_neg_inf/axis0/{k}", tensor(mi.T), {"axis": 0, "keepdims": keep},
+                  _cot((1, 3) if keep else (3,), 83)),
+        ]
+    out += [
+        _case("all_axes/none", tensor(m), {"axis": None, "keepdims": False}),
+        _case("all_axes/list", tensor(mi), {"axis": [0, 1], "keepdims": True}, [[2.0]]),
+        _case("axes_1_2/of_3d", tensor(cube), {"axis": [1, 2], "keepdims": False}, [1, -2]),
+        _case("axes_0_2/of_3d", tensor(cube), {"axis": [0, 2], "keepdims": True}, _cot((1, 3, 1), 84),
+              desc="two axes that are not adjacent"),
+        _case("axes_neg/size1_then_last/keepdims", tensor(cube[:, :1]), {"axis": [-2, -1], "keepdims": True},
+              [[[3.0]], [[-1.0]]], desc="axes (-2, -1) of a (2, 1, 4) input: the primitive, negative axes"),
+        _case("axes_neg/size1_then_last/squeezed", tensor(cube[:, :1]), {"axis": [-2, -1], "keepdims": False},
+              [2.0, -3.0]),
+        _case("leading_one_squeezed", tensor(cube[:1, :1]), {"axis": [0, 1, 2], "keepdims": False},
+              desc="shape (1, 1, 4): every axis reduced through the primitive"),
+        _case("large_values", tensor([[1000, 1001, 998], [-1000, -1003, -1001]]), {"axis": -1},
+              [2, -1], desc="no overflow or underflow: the maximum is subtracted"),
+        _case("strided", tensor(np.hstack([m, m + 50]), views=[{"op": "slice", "index": [[0, 3], [0, 8, 2]]}]),
+              {"axis": -1}, _cot((3,), 85), desc="a stride-2 window of a wider buffer"),
+        _case("transposed", tensor(m.T, views=[{"op": "transpose", "axes": [1, 0]}]), {"axis": -1},
+              _cot((3,), 86)),
+        _case("length1", tensor(m[:, :1]), {"axis": -1}, _cot((3,), 87), desc="logsumexp of one value is it"),
+    ]
+    return out
+
+
+def nonfinite_scenarios() -> list:
+    """NON-FINITE EXPECTED VALUES: all -inf groups (appended as constants, see the
+    module docstring): the forward is -inf there and finite elsewhere, the gradient
+    of the differentiated input finite. Until the comparison rule accepts equal
+    non-finite expected values these fail on the observed -inf."""
+    m = np.array(M, dtype=np.float64)
+    return [
+        _case("nonfinite/all_neg_inf_row/axis_last", tensor(m), {"axis": -1, "inf_rows": 1},
+              [1, -2, 3, 5], desc="a fourth row of -inf: forward -inf there (the primitive)"),
+        _case("nonfinite/all_neg_inf_row/keepdims", tensor(m), {"axis": 1, "keepdims": True, "inf_rows": 2},
+              [[1], [-2], [3], [5], [2]]),
+        _case("nonfinite/all_neg_inf_column/axis0", tensor(m), {"axis": 0, "inf_rows": 1},
+              [1, -2, 3, 2, 4], desc="a fifth column of -inf reduced along axis 0 (the composed path)"),
+    ]
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+def draw_axes(draw, rank):
+    """One axis (maybe negative), all (None), or a subset of two."""
+    kind = draw(D.choice(("one", "none", "pair")))
+    if kind == "none" or (kind == "pair" and rank < 2):
+        return None
+    if kind == "one":
+        return draw(D.irange(-rank, rank - 1))
+    first = draw(D.irange(0, rank - 2))
+    return [first, draw(D.irange(first + 1, rank - 1))]
+
+
+def draw_inputs(draw):
+    """(values, axis, description): small integers, maybe with -inf entries, but
+    never a group of -inf only."""
+    rank = draw(D.irange(1, 3))
+    shape = tuple(draw(D.irange(1, 5)) for _ in range(rank))
+    axis = draw_axes(draw, rank)
+    values = D.hashed_ints(shape, draw(D.irange(0, 2**16)))
+    infs = draw(D.choice(("none", "neg_inf")))
+    if infs == "neg_inf":   # the lowest hashed value becomes -inf, unless its whole group would
+        axes = reduced_axes({"axis": axis}, rank)
+        mask = values == -4
+        mask &= ~np.all(mask, axis=axes, keepdims=True)
+        values = np.where(mask, NEG_INF, values)
+    return values, axis, infs
+
+
+def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    values, axis, infs = draw_inputs(draw)
+    keep = draw(D.choice((False, True)))
+    params = {"axis": axis, "keepdims": keep}
+    y = reference({"a": values}, None, None, params)
+    cot, mode = D.cotangent(draw, y.shape, dtype)
+    return D.finish(Scenario(name="", op="logsumexp", operands={"a": with_layout(draw, values, dtype)},
+                             wrt=("a",), cotangent=cot, params=params, family="reduce",
+                             description=f"generated: axis {axis}, keepdims {keep}, {infs}, cotangent {mode}"))
+
+
+# --- reproducer snippet ----------------------------------------------------------------------
+
+REPRO = r'''
+INTEGER_OPERANDS = ()
+
+
+def axes_of(params, ndim):
+    axis = params.get("axis")
+    axes = range(ndim) if axis is None else ([axis] if isinstance(axis, int) else axis)
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def padded(x, params):
+    """Append params["inf_rows"] groups of -inf along the first axis not reduced."""
+    rows = params.get("inf_rows", 0)
+    if not rows:
+        return x
+    ax = [d for d in range(x.ndim) if d not in axes_of(params, x.ndim)][0]
+    shape = list(x.shape)
+    shape[ax] = rows
+    return np.concatenate([x, np.full(shape, -np.inf)], axis=ax)
+
+
+def log_sum_exp(x, axes):
+    big = x.max(axis=axes, keepdims=True)
+    shift = np.where(big == -np.inf, 0.0, big)
+    total = np.exp(x - shift).sum(axis=axes, keepdims=True)
+    with np.errstate(divide="ignore"):
+        return shift + np.log(total)
+
+
+def ref_forward(inp, lhs, rhs, params):
+    x = padded(inp["a"], params)
+    axes = axes_of(params, x.ndim)
+    y = log_sum_exp(x, axes)
+    return y if params.get("keepdims") else y.squeeze(axis=axes)
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    a = inp["a"]
+    axes = axes_of(params, a.ndim)
+    if not params.get("keepdims"):
+        g = np.expand_dims(g, axes)
+    if params.get("inf_rows"):
+        ax = [d for d in range(a.ndim) if d not in axes][0]
+        g = np.take(g, range(a.shape[ax]), axis=ax)
+    return {"a": g * np.exp(a - log_sum_exp(a, axes))}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    a = ops["a"]
+    if params.get("inf_rows"):
+        ax = [d for d in range(a.ndim) if d not in axes_of(params, a.ndim)][0]
+        shape = list(a.shape)
+        shape[ax] = params["inf_rows"]
+        a = mx.concatenate([a, mx.full(shape, -float("inf"), dtype=a.dtype)], axis=ax)
+    return mx.logsumexp(a, axis=params.get("axis"), keepdims=bool(params.get("keepdims", False)))
+'''
+
+
+OPS = (OpInfo(
+    name="logsumexp", summary="mx.logsumexp: primitive and composed paths, keepdims, -inf inputs",
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
+    mlx_call=".ops.logsumexp:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)

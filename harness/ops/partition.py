@@ -1,0 +1,110 @@
+"""partition: mx.partition(a, kth, axis), MLX's Partition primitive.
+
+Each lane is rearranged so the entry at kth is the one a sort would put
+there, smaller entries before it and larger after, in an unspecified order
+within each side. Partition::vjp recomputes the arrangement with
+argpartition and writes the cotangent back with put_along_axis, so it is
+right only if argpartition reproduces the forward's exact order.
+
+The unspecified order means the forward cannot be compared as returned: the
+call puts each lane in ascending order (sort.canonical: a stop-gradient
+argsort and a gather), so the checked function is sort(a) computed through
+Partition, for every kth (negative ones too). A Partition::vjp that routes a
+cotangent by any order other than the forward's is caught, since the
+canonical gather sends each cotangent to the partition output slot that
+held its value. Ties: equal cotangents on tied values only (sort.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import tensor
+from .sort import (LANES, M, M_COT, canonical, draw_cotangent, draw_values, lane_length,
+                   lane_shape_and_axis, sort_axis, value_cotangent, with_layout)
+from .sort import reference, reference_vjp   # noqa: F401  (canonical partition is sort)
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    axis = sort_axis(params)
+    return canonical(mx, mx.partition(ops["a"], int(params["kth"]), axis=axis), axis)
+
+
+# --- catalog ---------------------------------------------------------------------------------
+
+def _case(name, a, params, cot=None, desc=""):
+    return Scenario(name=f"partition/{name}", op="partition", operands={"a": a}, wrt=("a",),
+                    params=params, cotangent=None if cot is None else tensor(cot), family="sort",
+                    description=desc)
+
+
+def scenarios() -> list:
+    m, mc = np.array(M, dtype=np.float64), np.array(M_COT, dtype=np.float64)
+    wide = np.array([[13, -2, 7, 21, 0, 9, -8, 4, 16, 1, -5]], dtype=np.float64)
+    wide_cot = np.arange(11, dtype=np.float64)[None] % 7 - 3
+    ties = np.array([[2, 5, 2, -1, 5], [3, 3, 3, 3, 3], [0, 1, 0, 1, 0]], dtype=np.float64)
+    strided = np.full((3, 10), 50.0)
+    strided[:, ::2] = m
+    out = [_case(f"kth{kth}/axis_last", tensor(m), {"kth": kth, "axis": -1}, mc) for kth in (0, 2, 4, -1, -4)]
+    out += [
+        _case("kth1/axis0", tensor(m), {"kth": 1, "axis": 0}, mc),
+        _case("kth3/axis_minus2", tensor(m.T), {"kth": 3, "axis": -2}, mc.T),
+        _case("kth7/axis_none", tensor(m), {"kth": 7, "axis": None}, mc.reshape(-1)),
+        _case("kth5/wide_lane", tensor(wide), {"kth": 5, "axis": -1}, wide_cot,
+              desc="a lane of 11: both sides hold several unordered entries"),
+        _case("kth2/strided", tensor(strided, views=[{"op": "slice", "index": [[0, 3], [0, 10, 2]]}]),
+              {"kth": 2, "axis": -1}, mc, desc="a stride-2 window; the skipped values are 50"),
+        _case("kth1/transposed", tensor(m.T, views=[{"op": "transpose", "axes": [1, 0]}]),
+              {"kth": 1, "axis": -1}, mc),
+        _case("kth2/ties", tensor(ties), {"kth": 2, "axis": -1}, value_cotangent(np.sort(ties, axis=-1)),
+              desc="tied values (across kth too) with equal cotangents"),
+    ]
+    return out
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    shape, axis = lane_shape_and_axis(draw)
+    n = lane_length(shape, axis)
+    kth = draw(D.irange(0, n - 1)) - (n if draw(D.choice((False, True))) else 0)
+    values, mode = draw_values(draw, shape, axis)
+    params = {"kth": kth, "axis": axis}
+    y = reference({"a": values}, None, None, params)
+    cot, cmode = draw_cotangent(draw, y, 1.0, mode, dtype)
+    return D.finish(Scenario(name="", op="partition", operands={"a": with_layout(draw, values, dtype)},
+                             wrt=("a",), cotangent=cot, params=params, family="sort",
+                             description=f"generated: kth {kth}, axis {axis}, {mode} values, cotangent {cmode}"))
+
+
+REPRO = LANES + r'''
+
+def ref_forward(inp, lhs, rhs, params):
+    """Partitioned, then each lane ascending: the sorted lane, whatever kth is."""
+    n = inp["a"].size if params["axis"] is None else inp["a"].shape[params["axis"]]
+    return top_sorted(inp["a"], params["axis"], n)
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    n = inp["a"].size if params["axis"] is None else inp["a"].shape[params["axis"]]
+    return {"a": top_sorted_vjp(inp["a"], g, params["axis"], n)}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    """partition's order within each side is unspecified: lanes are put in ascending order."""
+    axis = params["axis"]
+    y = mx.partition(ops["a"], params["kth"], axis=axis)
+    ax = 0 if axis is None else axis
+    return mx.take_along_axis(y, mx.argsort(mx.stop_gradient(y), axis=ax), axis=ax)
+'''
+
+
+OPS = (OpInfo(
+    name="partition", summary="mx.partition (Partition): every kth, negative kth, any axis, ties",
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
+    exact=True, mlx_call=".ops.partition:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)

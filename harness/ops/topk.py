@@ -1,0 +1,135 @@
+"""topk: mx.topk(a, k, axis), the k largest entries of each lane.
+
+MLX builds it from Partition (kth = -k) and a slice, and returns the whole
+input unchanged when k equals the lane length; its gradient is
+Partition::vjp (put_along_axis by argpartition) behind a slice's.
+
+The order of topk's output is unspecified, so the call puts each lane in
+ascending order (sort.canonical: a stop-gradient argsort and a gather) and
+the reference is the k largest entries, ascending. The gradient routes each
+output's cotangent to the input that holds it; unselected inputs get exactly
+0. Ties: inside the selected set or inside the rest with equal cotangents
+only; a tie across the boundary only with zero cotangent on the boundary
+value (see sort.py: otherwise the reference refuses to judge).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import tensor
+from .sort import (LANES, M, M_COT, canonical, draw_cotangent, draw_values, lane_length,
+                   lane_shape_and_axis, sort_axis, sorted_tail, sorted_tail_vjp, value_cotangent,
+                   with_layout)
+
+
+def _k(params) -> int:
+    return int(params["k"])
+
+
+def reference(inp, lhs, rhs, params):
+    return sorted_tail(inp["a"], sort_axis(params), _k(params))
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    return {"a": sorted_tail_vjp(inp["a"], g, sort_axis(params), _k(params), "topk")}
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    axis = sort_axis(params)
+    return canonical(mx, mx.topk(ops["a"], _k(params), axis=axis), axis)
+
+
+# --- catalog ---------------------------------------------------------------------------------
+
+def _case(name, a, params, cot=None, desc=""):
+    return Scenario(name=f"topk/{name}", op="topk", operands={"a": a}, wrt=("a",), params=params,
+                    cotangent=None if cot is None else tensor(cot), family="sort", description=desc)
+
+
+def boundary_safe(y_full_sorted, k) -> np.ndarray:
+    """1 on the returned (last k) sorted positions, 0 where their value also sits just
+    below the boundary: such a tied block is cut, and only zero cotangent is judged."""
+    v = np.asarray(y_full_sorted, dtype=np.float64)
+    n = v.shape[-1]
+    ok = np.ones(v.shape[:-1] + (k,))
+    if 0 < k < n:
+        ok = np.where(v[..., n - k:] == v[..., n - k - 1:n - k], 0.0, 1.0)
+    return ok
+
+
+def scenarios() -> list:
+    m, mc = np.array(M, dtype=np.float64), np.array(M_COT, dtype=np.float64)
+    ties = np.array([[2, 5, 5, -1, 0], [1, 1, 7, 1, 1], [4, 0, 4, 0, 4]], dtype=np.float64)
+    cut = np.array([[6, 2, 6, 6, -3]], dtype=np.float64)   # top-2 cuts the block of three 6s
+    strided = np.full((3, 10), 50.0)
+    strided[:, ::2] = m
+    return [
+        _case("k2/axis_last", tensor(m), {"k": 2, "axis": -1}, mc[:, :2]),
+        _case("k1/axis_last", tensor(m), {"k": 1, "axis": -1}, mc[:, :1], desc="the maximum only"),
+        _case("k2/axis0", tensor(m.T), {"k": 2, "axis": 0}, mc[:, :2].T),
+        _case("k2/axis_minus2", tensor(m.T), {"k": 2, "axis": -2}, mc[:, :2].T),
+        _case("k3/axis_none", tensor(m), {"k": 3, "axis": None}, [2, -1, 3], desc="the flattened array"),
+        _case("k_full/early_return", tensor(m), {"k": 5, "axis": -1}, mc,
+              desc="k equal to the lane length: MLX returns the input itself"),
+        _case("k0/empty", tensor(m), {"k": 0, "axis": -1}, desc="nothing selected: a zero gradient"),
+        _case("k3/strided", tensor(strided, views=[{"op": "slice", "index": [[0, 3], [0, 10, 2]]}]),
+              {"k": 3, "axis": -1}, mc[:, :3], desc="a stride-2 window; the skipped 50s would win"),
+        _case("k2/transposed", tensor(m.T, views=[{"op": "transpose", "axes": [1, 0]}]),
+              {"k": 2, "axis": -1}, mc[:, :2]),
+        _case("ties/inside", tensor(ties), {"k": 3, "axis": -1},
+              value_cotangent(np.sort(ties, axis=-1)[:, 2:]) * boundary_safe(np.sort(ties, axis=-1), 3),
+              desc="tied values with equal cotangents; row 2 cuts a block of 1s (zero cotangent there)"),
+        _case("ties/cut_block_zero_cotangent", tensor(cut), {"k": 2, "axis": -1}, [[0, 0]],
+              desc="the selection cuts a tied block: only a zero cotangent there is judged"),
+        _case("ties/cut_block_below", tensor(cut), {"k": 3, "axis": -1}, [[2, 2, 2]],
+              desc="all three tied 6s selected, equal cotangents"),
+    ]
+
+
+# --- fuzz strategy -------------------------------------------------------------------------
+
+def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    shape, axis = lane_shape_and_axis(draw)
+    n = lane_length(shape, axis)
+    k = draw(D.irange(1, n))
+    values, mode = draw_values(draw, shape, axis)
+    params = {"k": k, "axis": axis}
+    lanes_full = np.sort(values.reshape(-1) if axis is None else np.moveaxis(values, axis, -1), axis=-1)
+    ok = boundary_safe(lanes_full, k)
+    ok = ok.reshape(-1) if axis is None else np.moveaxis(ok, -1, axis)
+    y = reference({"a": values}, None, None, params)
+    cot, cmode = draw_cotangent(draw, y, ok, mode, dtype)
+    return D.finish(Scenario(name="", op="topk", operands={"a": with_layout(draw, values, dtype)},
+                             wrt=("a",), cotangent=cot, params=params, family="sort",
+                             description=f"generated: k {k}, axis {axis}, {mode} values, cotangent {cmode}"))
+
+
+REPRO = LANES + r'''
+
+def ref_forward(inp, lhs, rhs, params):
+    return top_sorted(inp["a"], params["axis"], params["k"])
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    return {"a": top_sorted_vjp(inp["a"], g, params["axis"], params["k"])}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    """topk's output order is unspecified: each lane is put in ascending order."""
+    axis = params["axis"]
+    y = mx.topk(ops["a"], params["k"], axis=axis)
+    ax = 0 if axis is None else axis
+    return mx.take_along_axis(y, mx.argsort(mx.stop_gradient(y), axis=ax), axis=ax)
+'''
+
+
+OPS = (OpInfo(
+    name="topk", summary="mx.topk (Partition + slice): k from 0 to the lane length, any axis, ties",
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
+    exact=True, mlx_call=".ops.topk:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    repro_source=REPRO),)
