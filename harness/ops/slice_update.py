@@ -1,0 +1,424 @@
+"""slice_update and dynamic_slice: writing and reading a rectangular region.
+
+slice_update (operands a, u), params["form"]:
+  dynamic     mx.slice_update(a, u, start, axes): DynamicSliceUpdate, the start
+              indices an array (the scenario's lhs), axes in any order, negative
+              axes allowed. MLX's shape rule: u is right-aligned against a; leading
+              axes u lacks take a's full extent (extent 1 on a listed axis), the
+              others u's extent; u is broadcast to that region.
+  static      out = copy(a); out[key] = u: SliceUpdate (None), key per axis an int
+              or [start, stop, step] with steps of either sign; u broadcasts to the
+              selected region (ints drop their axis).
+  static_add  a.at[key].add(u): SliceUpdate (Sum).
+dynamic_slice (operand a): mx.slice(a, start, axes, slice_size): DynamicSlice;
+  unlisted axes start at 0.
+params["start_dtype"] (uint32 default, int32, int64, uint8) and ["scalar_start"]
+(a 0-d start for one axis) vary how the start array reaches MLX.
+
+What is claimed: each output element is one input element (or a sum of two, for
+static_add) and no position is written twice, so the outputs are affine in every
+operand and the derivatives exist everywhere: d a = g outside the region (and
+inside too for static_add), d u = g over the region summed over u's broadcast
+copies; dynamic_slice: d a = g placed in the region, zero elsewhere. The start
+indices are not differentiated (MLX refuses that). Starts always keep the region
+inside a: MLX does not clamp dynamic starts (out-of-range starts read or write
+outside the buffer), so such calls are not a gradient question.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import hashed_ints, index_tensor, tensor
+from .at_set import draw_slices
+
+START_DTYPES = ("uint32", "int32", "int64", "uint8")
+
+# --- the region: per axis, which positions of a; which axes the update keeps ------------------
+
+
+def _axes(params, ndim) -> list:
+    return [ax % ndim for ax in params["axes"]]
+
+
+def dynamic_extent(a_shape, u_shape, axes) -> tuple:
+    """MLX's slice_update shape rule (mlx/ops.cpp): the region u is broadcast to."""
+    diff = max(len(a_shape) - len(u_shape), 0)
+    up = list(a_shape[:diff]) + list(u_shape)
+    for d in range(diff, len(a_shape)):
+        up[d] = min(up[d], a_shape[d])
+    for ax in axes:
+        if ax < diff:
+            up[ax] = 1
+    return tuple(up)
+
+
+def _starts(lhs, axes, ndim) -> list:
+    start = [0] * ndim
+    for ax, s in zip(axes, np.asarray(lhs, dtype=np.int64).reshape(-1).tolist()):
+        start[ax] = s
+    return start
+
+
+def _span(start, extent, n, ax):
+    if start < 0 or start + extent > n:
+        raise ValueError(f"region [{start}, {start + extent}) leaves axis {ax} of length {n}: "
+                         "MLX does not clamp dynamic starts")
+    return list(range(start, start + extent))
+
+
+def region(a_shape, u_shape, lhs, params) -> tuple:
+    """(positions per axis, kept axes): the region of a, in the update's order."""
+    form, n = params.get("form", "slice"), len(a_shape)
+    if form in ("static", "static_add"):
+        pos = [[s % m] if isinstance(s, int) else list(range(*slice(*s).indices(m)))
+               for s, m in zip(params["slices"], a_shape)]
+        return pos, [d for d, s in enumerate(params["slices"]) if not isinstance(s, int)]
+    axes = _axes(params, n)
+    size = dynamic_extent(a_shape, u_shape, axes) if form == "dynamic" else tuple(params["size"])
+    start = _starts(lhs, axes, n)
+    return [_span(start[d], size[d], a_shape[d], d) for d in range(n)], list(range(n))
+
+
+def region_map(a_shape, u_shape, lhs, params) -> tuple:
+    """(flat index into a, flat index into u or -1) for every region element."""
+    pos, kept = region(a_shape, u_shape, lhs, params)
+    grid = np.ix_(*[np.asarray(p, dtype=np.int64) for p in pos])
+    flat = np.ravel_multi_index(grid, a_shape)
+    flat = flat.reshape([len(pos[d]) for d in kept])
+    if u_shape is None:
+        return flat.ravel(), None
+    src = np.broadcast_to(np.arange(int(np.prod(u_shape, dtype=np.int64))).reshape(u_shape), flat.shape)
+    return flat.ravel(), src.ravel()
+
+
+# --- float64 references ---------------------------------------------------------------------
+
+def _f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def reference(inp, lhs, rhs, params):
+    a, u = _f64(inp["a"]), _f64(inp["u"])
+    tgt, src = region_map(a.shape, u.shape, lhs, params)
+    out, uf = a.ravel().copy(), u.ravel()
+    add = params["form"] == "static_add"
+    for t, s in zip(tgt.tolist(), src.tolist()):
+        out[t] = out[t] + uf[s] if add else uf[s]
+    return out.reshape(a.shape)
+
+
+def reference_vjp(inp, g, lhs, rhs, params):
+    a, u, g = _f64(inp["a"]), _f64(inp["u"]), _f64(g).ravel()
+    tgt, src = region_map(a.shape, u.shape, lhs, params)
+    da, du = g.copy(), np.zeros(u.size)
+    for t, s in zip(tgt.tolist(), src.tolist()):
+        du[s] += g[t]
+        if params["form"] != "static_add":
+            da[t] = 0.0
+    return {"a": da.reshape(a.shape), "u": du.reshape(u.shape)}
+
+
+def slice_reference(inp, lhs, rhs, params):
+    a = _f64(inp["a"])
+    tgt, _ = region_map(a.shape, None, lhs, params)
+    return a.ravel()[tgt].reshape(tuple(params["size"]))
+
+
+def slice_reference_vjp(inp, g, lhs, rhs, params):
+    a = _f64(inp["a"])
+    tgt, _ = region_map(a.shape, None, lhs, params)
+    da = np.zeros(a.size)
+    for t, x in zip(tgt.tolist(), _f64(g).ravel().tolist()):
+        da[t] += x
+    return {"a": da.reshape(a.shape)}
+
+
+# --- the MLX calls ----------------------------------------------------------------------------
+
+def mlx_start(mx, lhs, params):
+    start = np.asarray(lhs).astype(params.get("start_dtype", "uint32"))
+    return mx.array(start.reshape(()) if params.get("scalar_start") else start)
+
+
+def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    a, u, form = ops["a"], ops["u"], params["form"]
+    if form == "dynamic":
+        return mx.slice_update(a, u, mlx_start(mx, lhs, params), list(params["axes"]))
+    key = tuple(s if isinstance(s, int) else slice(*s) for s in params["slices"])
+    if form == "static_add":
+        return a.at[key].add(u)
+    out = mx.array(a)    # a copy: assignment replaces the copy's graph node, never a's
+    out[key] = u
+    return out
+
+
+def mlx_slice(ops, lhs, rhs, sorted_indices, params):
+    import mlx.core as mx
+    return mx.slice(ops["a"], mlx_start(mx, lhs, params), list(params["axes"]), list(params["size"]))
+
+
+# --- catalog ------------------------------------------------------------------------------------
+
+def _vals(shape, seed, lo=-4, hi=5):
+    return np.random.RandomState(seed).randint(lo, hi, size=shape)
+
+
+def _upd(name, a, u_shape, params, start=None, seed=0, desc=""):
+    a = a if hasattr(a, "views") else tensor(_vals(a, 140 + seed))
+    a_shape = np.shape(_logical(a))
+    return Scenario(name=f"slice_update/{name}", op="slice_update",
+                    operands={"a": a, "u": tensor(_vals(u_shape, 150 + seed, 5, 10))}, wrt=("a", "u"),
+                    lhs_indices=None if start is None else index_tensor(start), params=params,
+                    cotangent=tensor(_vals(a_shape, 160 + seed)), fd_step=1.0 / 16, family="slice",
+                    description=desc)
+
+
+def _logical(t):
+    from ..core import layout
+    return layout.logical(t)
+
+
+def _transposed3():
+    """Logical (2, 4, 3), stored (2, 3, 4) with the last two axes swapped."""
+    return tensor(_vals((2, 3, 4), 170), views=[{"op": "transpose", "axes": [0, 2, 1]}])
+
+
+def update_scenarios() -> list:
+    full = [None, None, None]
+    dyn = lambda axes, **k: dict({"form": "dynamic", "axes": axes}, **k)   # noqa: E731
+    st = lambda slices, form="static": {"form": form, "slices": slices}     # noqa: E731
+    return [
+        _upd("dynamic/rows", (4, 5), (2, 5), dyn([0]), [1], desc="rows 1..2"),
+        _upd("dynamic/both_axes", (4, 5), (2, 3), dyn([0, 1]), [2, 1], 1),
+        _upd("dynamic/axes_reversed", (4, 5), (3, 2), dyn([1, 0]), [3, 1], 2,
+             desc="axes listed as (1, 0): start[0] belongs to axis 1"),
+        _upd("dynamic/negative_axis", (4, 5), (4, 2), dyn([-1]), [2], 3),
+        _upd("dynamic/lower_rank_update", (4, 5), (2,), dyn([1]), [3], 4,
+             desc="u of shape (2,) covers every row: du sums the cotangent over the rows"),
+        _upd("dynamic/broadcast_update", (4, 5), (1, 3), dyn([0, 1]), [1, 2], 5,
+             desc="u (1, 3) into a region of one row"),
+        _upd("dynamic/rank3_transposed", _transposed3(), (1, 2, 3), dyn([0, 1]), [1, 2], 6),
+        _upd("dynamic/int64_start", (4, 5), (2, 2), dyn([0, 1], start_dtype="int64"), [2, 3], 7),
+        _upd("dynamic/scalar_start", (4, 5), (4, 3), dyn([1], scalar_start=True), [1], 8),
+        _upd("static/rows", (4, 5), (2, 5), st([[1, 3, None], full]), seed=9),
+        _upd("static/negative_step", (4, 5), (2, 3), st([[None, None, -2], [1, 4, None]]), seed=10,
+             desc="a[::-2, 1:4] = u"),
+        _upd("static/int_row", (4, 5), (5,), st([2, full]), seed=11),
+        _upd("static/broadcast", (4, 5), (1, 3), st([[1, 3, None], [None, None, 2]]), seed=12,
+             desc="one row of u broadcast over two rows"),
+        _upd("static/full", (3, 4), (4,), st([full, full]), seed=13,
+             desc="the whole array: MLX returns broadcast(u) without a SliceUpdate (control)"),
+        _upd("static_add/strided", (4, 5), (2, 4), st([[None, None, 2], [1, None, None]], "static_add"),
+             seed=14, desc="a.at[::2, 1:].add(u)"),
+        _upd("static_add/int_col_reversed", (4, 5), (4,), st([[None, None, -1], 3], "static_add"),
+             seed=15),
+    ]
+
+
+def _sl(name, a, size, axes, start, seed=0, desc="", **extra):
+    a = a if hasattr(a, "views") else tensor(_vals(a, 180 + seed))
+    return Scenario(name=f"dynamic_slice/{name}", op="dynamic_slice", operands={"a": a}, wrt=("a",),
+                    lhs_indices=index_tensor(start), params=dict({"axes": axes, "size": size}, **extra),
+                    cotangent=tensor(_vals(tuple(size), 190 + seed)), fd_step=1.0 / 16, family="slice",
+                    description=desc)
+
+
+def slice_scenarios() -> list:
+    return [
+        _sl("rows", (4, 5), [2, 5], [0], [1]),
+        _sl("both_axes", (4, 5), [2, 3], [0, 1], [2, 1], 1),
+        _sl("partial_unlisted_axis", (4, 5), [2, 3], [0], [1], 2,
+            desc="axis 1 is not listed: it starts at 0 and keeps 3 of 5"),
+        _sl("axes_reversed", (4, 5), [3, 2], [1, 0], [3, 1], 3),
+        _sl("negative_axis", (4, 5), [4, 2], [-1], [2], 4),
+        _sl("rank3_transposed", _transposed3(), [1, 2, 3], [0, 1], [1, 2], 5),
+        _sl("scalar_int32_start", (4, 5), [4, 3], [1], [2], 6, scalar_start=True, start_dtype="int32"),
+    ]
+
+
+# --- fuzz strategies -----------------------------------------------------------------------------
+
+def _a_operand(draw, shape, seed, dtype):
+    return D.layout(draw, shape[:-2], shape[-2:], seed, dtype) if len(shape) >= 2 else \
+        tensor(hashed_ints(shape, seed), dtype=dtype)
+
+
+def _start_params(draw, n_axes):
+    params = {}
+    dt = draw(D.choice(START_DTYPES))
+    if dt != "uint32":
+        params["start_dtype"] = dt
+    if n_axes == 1 and draw(D.choice((False, True))):
+        params["scalar_start"] = True
+    return params
+
+
+def _dynamic_region(draw, shape):
+    """(axes as passed, start per listed axis, extent per axis)."""
+    n = len(shape)
+    axes = [d for d in range(n) if draw(D.choice((True, False)))] or [n - 1]
+    if draw(D.choice((False, True))):
+        axes = axes[::-1]
+    if draw(D.choice((False, True))):
+        axes = [ax - n for ax in axes]
+    extent = [draw(D.irange(1, m)) for m in shape]
+    start = [draw(D.irange(0, shape[ax % n] - extent[ax % n])) for ax in axes]
+    return axes, start, extent
+
+
+def _shrunk_update(draw, region_shape, allow_drop):
+    """A shape that broadcasts to the region: some axes 1, maybe leading axes dropped."""
+    dims = [draw(D.choice((m, 1))) if m > 1 else m for m in region_shape]
+    drop = draw(D.irange(0, len(dims) - 1)) if allow_drop and len(dims) > 1 else 0
+    return tuple(dims[drop:])
+
+
+def update_fuzz(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    shape = tuple(draw(D.irange(1, 5)) for _ in range(draw(D.irange(1, 3))))
+    form = draw(D.choice(("dynamic", "static", "static_add")))
+    lhs = None
+    if form == "dynamic":
+        axes, start, extent = _dynamic_region(draw, shape)
+        params = dict({"form": form, "axes": axes}, **_start_params(draw, len(axes)))
+        listed = {ax % len(shape) for ax in axes}
+        u_shape = tuple(extent[d] if d in listed or draw(D.choice((True, False))) else
+                        draw(D.choice((1, extent[d]))) for d in range(len(shape)))
+        # leading axes u drops take a's full extent, or 1 where listed: MLX's rule
+        u_shape = u_shape[draw(D.irange(0, len(shape) - 1)):] if draw(D.irange(0, 3)) == 3 else u_shape
+        lhs = np.asarray(start, dtype=np.int64)
+    else:
+        params = {"form": form, "slices": draw_slices(draw, shape)}
+        pos, kept = region(shape, None, None, params)
+        u_shape = _shrunk_update(draw, tuple(len(pos[d]) for d in kept), True)
+    seed = draw(D.irange(0, 2**16))
+    u = tensor(hashed_ints(u_shape, seed + 1, 5, 10), dtype=dtype)
+    wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "u")))))
+    cot, cmode = D.cotangent(draw, shape, dtype)
+    return D.finish(Scenario(name="", op="slice_update",
+                             operands={"a": _a_operand(draw, shape, seed, dtype), "u": u}, wrt=wrt,
+                             lhs_indices=None if lhs is None else index_tensor(lhs), params=params,
+                             cotangent=cot, family="slice",
+                             description=f"generated: {form} a{shape} u{u_shape}, cotangent {cmode}"))
+
+
+def slice_fuzz(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(dtypes))
+    shape = tuple(draw(D.irange(1, 5)) for _ in range(draw(D.irange(1, 3))))
+    axes, start, extent = _dynamic_region(draw, shape)
+    params = dict({"axes": axes, "size": extent}, **_start_params(draw, len(axes)))
+    seed = draw(D.irange(0, 2**16))
+    cot, cmode = D.cotangent(draw, tuple(extent), dtype)
+    return D.finish(Scenario(name="", op="dynamic_slice", operands={"a": _a_operand(draw, shape, seed, dtype)},
+                             wrt=("a",), lhs_indices=index_tensor(start), params=params, cotangent=cot,
+                             family="slice",
+                             description=f"generated: a{shape} size {extent}, cotangent {cmode}"))
+
+
+# --- reproducer snippets ---------------------------------------------------------------------------
+
+REGION = r'''
+INTEGER_OPERANDS = ()
+
+
+def positions(a_shape, u_shape, lhs, params):
+    """Per axis the positions of a in the region, and the axes the update keeps."""
+    n, form = len(a_shape), params.get("form", "slice")
+    if form in ("static", "static_add"):
+        pos = [[s % m] if isinstance(s, int) else list(range(*slice(*s).indices(m)))
+               for s, m in zip(params["slices"], a_shape)]
+        return pos, [d for d in range(n) if not isinstance(params["slices"][d], int)]
+    axes = [ax % n for ax in params["axes"]]
+    starts = dict(zip(axes, [int(x) for x in np.asarray(lhs).reshape(-1)]))
+    if form == "dynamic":   # u right-aligned; missing leading axes span a (1 where listed)
+        lead = n - len(u_shape)
+        size = [1 if d in axes else a_shape[d] for d in range(lead)] + \
+            [min(u_shape[d - lead], a_shape[d]) for d in range(lead, n)]
+    else:
+        size = list(params["size"])
+    return [list(range(starts.get(d, 0), starts.get(d, 0) + size[d])) for d in range(n)], list(range(n))
+
+
+def cells(a_shape, u_shape, lhs, params):
+    """[(index tuple into a, index tuple into the region)] over the region."""
+    pos, kept = positions(a_shape, u_shape, lhs, params)
+    out = []
+    for ix in np.ndindex(*[len(p) for p in pos]):
+        out.append((tuple(pos[d][ix[d]] for d in range(len(pos))), tuple(ix[d] for d in kept)))
+    return out
+
+
+def mlx_start(mx, lhs, params):
+    start = np.asarray(lhs).astype(params.get("start_dtype", "uint32"))
+    return mx.array(start.reshape(()) if params.get("scalar_start") else start)
+'''
+
+UPDATE_REPRO = REGION + r'''
+
+def ref_forward(inp, lhs, rhs, params):
+    out, u = inp["a"].copy(), inp["u"]
+    for at, r in cells(inp["a"].shape, u.shape, lhs, params):
+        val = u[tuple(i if m > 1 else 0 for i, m in zip(r[len(r) - u.ndim:], u.shape))]
+        out[at] = out[at] + val if params["form"] == "static_add" else val
+    return out
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    u = inp["u"]
+    da, du = g.copy(), np.zeros(u.shape)
+    for at, r in cells(inp["a"].shape, u.shape, lhs, params):
+        ui = tuple(i if m > 1 else 0 for i, m in zip(r[len(r) - u.ndim:], u.shape))
+        du[ui] = du[ui] + g[at]
+        if params["form"] != "static_add":
+            da[at] = 0.0
+    return {"a": da, "u": du}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    a, u = ops["a"], ops["u"]
+    if params["form"] == "dynamic":
+        return mx.slice_update(a, u, mlx_start(mx, lhs, params), list(params["axes"]))
+    key = tuple(s if isinstance(s, int) else slice(*s) for s in params["slices"])
+    if params["form"] == "static_add":
+        return a.at[key].add(u)
+    out = mx.array(a)
+    out[key] = u
+    return out
+'''
+
+SLICE_REPRO = REGION + r'''
+
+def ref_forward(inp, lhs, rhs, params):
+    out = np.zeros(tuple(params["size"]))
+    for at, r in cells(inp["a"].shape, None, lhs, params):
+        out[r] = inp["a"][at]
+    return out
+
+
+def ref_vjp(inp, g, lhs, rhs, params):
+    da = np.zeros(inp["a"].shape)
+    for at, r in cells(inp["a"].shape, None, lhs, params):
+        da[at] = da[at] + g[r]
+    return {"a": da}
+
+
+def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
+    return mx.slice(ops["a"], mlx_start(mx, lhs, params), list(params["axes"]), list(params["size"]))
+'''
+
+
+OPS = (
+    OpInfo(name="slice_update",
+           summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
+           operands=("a", "u"), differentiable=("a", "u"), index_arrays=("lhs",), reference=reference,
+           reference_vjp=reference_vjp, exact=True, mlx_call=".ops.slice_update:mlx_call",
+           scenarios=update_scenarios, strategy=update_fuzz, repro_source=UPDATE_REPRO),
+    OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
+           operands=("a",), differentiable=("a",), index_arrays=("lhs",), reference=slice_reference,
+           reference_vjp=slice_reference_vjp, exact=True, mlx_call=".ops.slice_update:mlx_slice",
+           scenarios=slice_scenarios, strategy=slice_fuzz, repro_source=SLICE_REPRO),
+)
