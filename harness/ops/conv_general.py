@@ -114,7 +114,16 @@ def mlx_call(ops, lhs, rhs, sorted_indices, params):
 
 # --- catalog -----------------------------------------------------------------------------------
 
-def conv(name, x_shape, w_shape, seed, wrt=("x", "w"), fd=False, desc="", **params) -> Scenario:
+# Defect classes (MLX 0.32.4), all with input dilation or a strided general weight path:
+DX_SHAPE = "dilated_input_dx_shape"      # input_dilation > 1 and a padding side >= the kernel span:
+                                         # dx comes back shorter than x
+DW_SHAPE = "strided_dw_shape"            # stride > 1 on the general weight path (input or kernel
+                                         # dilation, flip, groups) with windows that skip the
+                                         # input's tail: dw comes back the wrong length
+VJP_RAISES = "dilated_input_vjp_raises"  # input_dilation > 1, stride > 1 and padding: the VJP raises
+
+
+def conv(name, x_shape, w_shape, seed, wrt=("x", "w"), fd=False, desc="", tags=(), **params) -> Scenario:
     x = tensor(seeded_ints(x_shape, seed))
     w = tensor(seeded_ints(w_shape, seed + 1))
     geo = geometry(params, len(x_shape) - 2)
@@ -122,7 +131,7 @@ def conv(name, x_shape, w_shape, seed, wrt=("x", "w"), fd=False, desc="", **para
     cot = tensor(seeded_ints(out, seed + 2))
     return Scenario(name=f"conv_general/{name}", op="conv_general", operands={"x": x, "w": w},
                     wrt=tuple(wrt), cotangent=cot, params=params, fd_step=1.0 / 16 if fd else None,
-                    family=f"conv{len(x_shape) - 2}d", description=desc)
+                    family=f"conv{len(x_shape) - 2}d", defect_tags=tuple(tags), description=desc)
 
 
 def _one_d() -> list:
@@ -144,7 +153,8 @@ def _one_d() -> list:
         conv("1d/flip_groups2", (2, 7, 4), (4, 3, 2), 339, flip=True, groups=2),
         conv("1d/flip_kdil2_stride2", (2, 9, 2), w, 342, flip=True, kernel_dilation=2, stride=2),
         conv("1d/idil2_kdil2_pad_1_2", x, w, 345, input_dilation=2, kernel_dilation=2, pad_lo=1, pad_hi=2),
-        conv("1d/groups2_idil2_stride2", (2, 5, 4), (2, 2, 2), 348, groups=2, input_dilation=2, stride=2),
+        conv("1d/groups2_idil2_stride2", (2, 5, 4), (2, 2, 2), 348, groups=2, input_dilation=2, stride=2,
+             tags=(DW_SHAPE,)),
         conv("1d/everything", (2, 6, 4), (4, 2, 2), 351, stride=2, pad_lo=2, pad_hi=1, kernel_dilation=2,
              input_dilation=2, groups=2, flip=True, fd=True),
         conv("1d/kernel_wider_than_input", (1, 2, 1), (2, 4, 1), 354, pad_lo=2, pad_hi=2),
@@ -166,12 +176,36 @@ def _two_d() -> list:
         conv("2d/flip_groups2_stride2", (1, 5, 5, 4), (2, 2, 3, 2), 421, flip=True, groups=2, stride=2,
              pad_lo=[1, 0], pad_hi=[0, 2]),
         conv("2d/everything", (2, 4, 3, 4), (4, 2, 2, 2), 424, stride=[2, 1], pad_lo=[1, 2], pad_hi=[2, 0],
-             kernel_dilation=[2, 1], input_dilation=[1, 2], groups=2, flip=True),
+             kernel_dilation=[2, 1], input_dilation=[1, 2], groups=2, flip=True, tags=(DX_SHAPE,)),
+        conv("2d/idil_2_2_pad_1", x, w, 427, input_dilation=2, pad_lo=1, pad_hi=1,
+             desc="input dilation with padding below the kernel span: the control for dilated_input_dx_shape"),
+    ]
+
+
+def _defects() -> list:
+    """Minimal-ish cases of the three classes; each is expected to fail."""
+    return [
+        conv(f"{DX_SHAPE}/1d", (2, 4, 2), (3, 1, 2), 500, input_dilation=2, pad_lo=0, pad_hi=1, tags=(DX_SHAPE,),
+             desc="kernel span 1, pad_hi 1: dx has 3 positions, not 4"),
+        conv(f"{DX_SHAPE}/1d_pad_lo", (1, 3, 1), (1, 2, 1), 503, input_dilation=2, pad_lo=2, pad_hi=0,
+             wrt=("x",), tags=(DX_SHAPE,)),
+        conv(f"{DX_SHAPE}/2d", (1, 3, 3, 1), (2, 1, 1, 1), 506, input_dilation=[1, 2], pad_lo=[0, 0],
+             pad_hi=[0, 1], tags=(DX_SHAPE,)),
+        conv(f"{DW_SHAPE}/1d_input_dilation", (2, 2, 1), (2, 2, 1), 509, input_dilation=2, stride=2,
+             tags=(DW_SHAPE,), desc="dilated input [x0, 0, x1], one window: dw = [g x0, 0]"),
+        conv(f"{DW_SHAPE}/1d_flip", (2, 1, 2), (2, 1, 2), 512, stride=3, pad_lo=2, flip=True, wrt=("w",),
+             tags=(DW_SHAPE,), desc="no dilation: flip takes the general weight path"),
+        conv(f"{DW_SHAPE}/2d", (1, 2, 2, 1), (1, 2, 1, 1), 515, input_dilation=[2, 1], stride=[2, 1],
+             wrt=("w",), tags=(DW_SHAPE,)),
+        conv(f"{VJP_RAISES}/1d", (1, 1, 1), (1, 1, 1), 518, input_dilation=2, stride=2, pad_lo=1,
+             tags=(VJP_RAISES,), desc="the single output reads padding: every gradient is 0"),
+        conv(f"{VJP_RAISES}/1d_wider", (2, 3, 2), (2, 1, 2), 521, input_dilation=2, stride=3, pad_lo=1,
+             pad_hi=0, tags=(VJP_RAISES,)),
     ]
 
 
 def scenarios() -> list:
-    return _one_d() + _two_d()
+    return _one_d() + _two_d() + _defects()
 
 
 # --- fuzz strategy -------------------------------------------------------------------------
