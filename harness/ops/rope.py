@@ -247,7 +247,8 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 
 
 OPS = (OpInfo(
-    name="rope", summary="mx.fast.rope (RoPE): traditional, int/array offsets, base or freqs, partial dims, scale",
+    name="rope",
+    summary="mx.fast.rope (RoPE): traditional, int/array offsets, base or freqs, partial dims, scale",
     operands=("x", "freqs", "offset"), differentiable=("x",), integer_operands=("offset",),
     reference=reference, reference_vjp=reference_vjp, mlx_call=".ops.rope:mlx_call",
     scenarios=scenarios, strategy=fuzz_case, repro_source=REPRO),)

@@ -141,12 +141,14 @@ def scenarios() -> list:
               desc="head dim 3, the usual 1/sqrt(D): not a dyadic scale"),
         _case("value_dim_differs", _qkv(1, 2, 1, 3, 2, 4, Dv=2, seed=129), "additive",
               seeded_ints((3, 2), 130, -2, 2), desc="Dv 2 != D 4"),
-        _case("one_query_one_key", _qkv(1, 1, 1, 1, 1, 1, seed=131), desc="a single score: P = 1, dq = dk = 0"),
+        _case("one_query_one_key", _qkv(1, 1, 1, 1, 1, 1, seed=131),
+              desc="a single score: P = 1, dq = dk = 0"),
         _case("decode_step", _qkv(2, 2, 1, 1, 4, 4, seed=132), "causal", desc="Tq = 1 sees every key"),
         _case("layout/bthd", _transposed(_qkv(2, 2, 2, 3, 3, 4, seed=133)), "causal",
               desc="q, k, v stored (B, T, N, D) and transposed to (B, N, T, D)"),
         _case("layout/broadcast_kv", dict(_qkv(2, 2, 1, 2, 3, 4, seed=134),
-              k=tensor(seeded_ints((1, 1, 3, 4), 135, -2, 3), views=[{"op": "broadcast_to", "shape": [2, 1, 3, 4]}])),
+              k=tensor(seeded_ints((1, 1, 3, 4), 135, -2, 3),
+                       views=[{"op": "broadcast_to", "shape": [2, 1, 3, 4]}])),
               "additive", seeded_ints((2, 1, 1, 3), 136, -2, 2), desc="k one stride-0 batch item"),
     ]
     return out
@@ -157,7 +159,8 @@ def _transposed(ops) -> dict:
     out = {}
     for name, t in ops.items():
         logical = np.asarray(t.values).reshape(t.shape)
-        out[name] = tensor(np.transpose(logical, (0, 2, 1, 3)), views=[{"op": "transpose", "axes": [0, 2, 1, 3]}])
+        out[name] = tensor(np.transpose(logical, (0, 2, 1, 3)),
+                           views=[{"op": "transpose", "axes": [0, 2, 1, 3]}])
     return out
 
 
