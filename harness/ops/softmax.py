@@ -104,8 +104,17 @@ def scenarios() -> list:
 
 # --- fuzz strategy -------------------------------------------------------------------------
 
+def fuzz_dtypes(dtypes) -> tuple:
+    """float32 whenever the campaign allows it. The reverse rule s * (g - <s, g>)
+    cancels: in half precision its error is a few ulps of |g| (2e-3 in float16 for
+    |g| = 4, measured), as large as the whole tolerance, so a generated half-precision
+    mismatch could not tell a defect from rounding. The catalog's half-precision
+    scenarios (precise on and off) have fixed values whose margin is known."""
+    return ("float32",) if "float32" in dtypes else tuple(dtypes)
+
+
 def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-    dtype = draw(D.choice(dtypes))
+    dtype = draw(D.choice(fuzz_dtypes(dtypes)))
     values, axis, infs = draw_inputs(draw)
     precise = draw(D.choice((False, True)))
     params = {"axis": axis, "precise": precise}
