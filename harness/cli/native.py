@@ -4,7 +4,7 @@ Exit 0 all pass, 1 any other status, 2 bad input (or the suite cannot be built).
 """
 from __future__ import annotations
 
-from ..cases import catalog, selection
+from ..cases import catalog, files, selection
 from ..core.errors import UsageError
 from ..evidence import rundir
 from ..native import suite as native_suite
@@ -14,6 +14,10 @@ from ..native import wheel
 def add_parser(sub, name):
     p = sub.add_parser(name, help="run the native C++ suite against the installed MLX wheel")
     p.add_argument("--filter", metavar="PATTERN", help="glob or substring of scenario names")
+    p.add_argument("--scenarios", action="append", default=[], metavar="FILE|DIR",
+                   help="run these instead of the catalog: a catalog file, a finding "
+                        "(findings/<signature>.json), a regression entry, or a directory of them "
+                        "such as a fuzz output directory or harness/regressions (repeatable)")
     p.add_argument("--out", metavar="DIR", default="artifacts/native-wheel", help="run directory")
     p.add_argument("--build-dir", metavar="DIR", default=None,
                    help="CMake build directory for the suite, reused between runs "
@@ -23,7 +27,13 @@ def add_parser(sub, name):
 
 
 def main(args) -> int:
-    chosen = selection.select(catalog.catalog(), args.filter)
+    try:
+        given = getattr(args, "scenarios", None) or []
+        pool = [s for path in given for s in files.load(path)] if given else catalog.catalog()
+        files.unique([files.Entry(s, "", "catalog", False) for s in pool])
+    except files.ScenarioFileError as e:
+        raise UsageError(str(e))
+    chosen = selection.select(pool, args.filter)
     if not chosen:
         raise UsageError(f"no scenario matches --filter {args.filter!r}")
     try:

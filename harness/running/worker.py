@@ -7,16 +7,31 @@ Usage: python -m <package>.running.worker SCENARIOS.json DEVICE START
 from __future__ import annotations
 
 import json
+import os
 import sys
+
+_PROTO = None
+
+
+def _protocol_channel():
+    """The JSON lines go to a private copy of fd 1, and fd 1 itself to stderr:
+    native libraries print to stdout (OpenBLAS's xerbla does, then exits), and
+    their text must not interleave with the protocol."""
+    global _PROTO
+    _PROTO = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
 
 
 def _emit(obj) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    out = _PROTO or sys.stdout
+    out.write(json.dumps(obj) + "\n")
+    out.flush()
 
 
 def main(argv=None) -> int:
     path, device, start = (argv or sys.argv[1:])[:3]
+    _protocol_channel()
     from ..core import scenario
     from . import devices, execute
     with open(path, encoding="utf-8") as fh:
