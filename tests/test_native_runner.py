@@ -310,3 +310,79 @@ def test_a_binary_dying_before_any_scenario_keeps_its_log(fixture, capsys):
     line = one_line_exit_2(capsys, code, "patched binary failed before running a scenario (exit 3)")
     log = Path(line.split("see ")[1])
     assert log == out / "logs" / "run-patched.err" and log.is_file()
+
+
+# --- scenario files, the regression corpus and the verdict ------------------------------
+
+def _regression_file(path, name, in_scope=True, status="fail", reason=""):
+    s = next(x for x in catalog.catalog() if x.name == name)
+    d = {"schema": "mlx-vjpcheck/regression/1", "signature": f"sig-{len(name)}", "class": "c",
+         "pristine": {"mlx": "0.32.4", "device": "cpu", "status": status}, "in_scope": in_scope,
+         "scenario": s.to_dict()}
+    if reason:
+        d["out_of_scope_reason"] = reason
+    path.write_text(json.dumps(d))
+    return path
+
+
+def test_scenario_files_and_out_of_scope_rows(fixture, capsys):
+    root, src, build, project = fixture
+    (root / "more").mkdir()
+    _regression_file(root / "more" / "a.json", NAMES[0], in_scope=False, reason="a kernel, not the VJP")
+    _regression_file(root / "more" / "b.json", NAMES[2])
+    noop = root / "noop.diff"
+    noop.write_text(GOOD_PATCH.replace("-  if (sorted) return 2 * i + 1;\n",
+                                       "-  if (sorted) return 2 * i + 1;\n+  if (sorted && i == 0) return 1;\n"))
+    out = root / "out"
+    argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch", str(noop), "--out", str(out),
+            "--cache", str(root / "cache"), "--no-catalog", "--scenarios", str(root / "more")]
+    code = build_and_test.main(argv, project=project)
+    text = capsys.readouterr().out
+    assert code == 0, text          # NAMES[0] still fails patched, but it is out of scope
+    rows = {r["scenario"]: r for r in json.loads((out / "comparison.json").read_text())["rows"]}
+    assert rows[NAMES[0]]["in_scope"] is False and rows[NAMES[0]]["reason"] == "a kernel, not the VJP"
+    assert rows[NAMES[0]]["patched"] == "fail" and rows[NAMES[2]]["patched"] == "pass"
+    assert rows[NAMES[2]]["source"] == "regression" and rows[NAMES[2]]["recorded_pristine"] == "fail"
+    assert "out of the patch's scope" in text and "a kernel, not the VJP" in text
+    # The same entry in scope makes the gate fail: the patch does not fix it.
+    _regression_file(root / "more" / "a.json", NAMES[0])
+    code = build_and_test.main(argv, project=project)
+    assert code == 1, capsys.readouterr()
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (("--scenarios", "MISSING"), "no such file or directory"),
+    (("--fuzz", "0"), "--fuzz must be a positive"),
+    (("--fuzz", "5", "--scenarios", "x.json"), "takes no --scenarios"),
+    (("--no-catalog",), "no scenarios to run"),
+])
+def test_bad_scenario_options_exit_2_before_writing(fixture, capsys, extra, fragment):
+    root, src, build, project = fixture
+    out = root / "out"
+    argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch", str(root / "good.diff"),
+            "--out", str(out), "--cache", str(root / "cache"),
+            *[str(root / x) if x == "MISSING" else x for x in extra]]
+    code = build_and_test.main(argv, project=project)
+    one_line_exit_2(capsys, code, fragment)
+    assert not out.exists() and not (root / "cache").exists()
+
+
+def _row(name, pristine, patched, expects=True, **kw):
+    return dict({"scenario": name, "device": "cpu", "pristine": pristine, "patched": patched,
+                 "expects_defect": expects}, **kw)
+
+
+def test_verdict_rules():
+    from mlx_vjpcheck.native import gate as G
+    ok = {"rows": [_row("a", "fail", "pass"), _row("b", "pass", "pass", expects=False)]}
+    assert G.verdict(ok)[0] == 0
+    assert G.verdict({"rows": [_row("a", "pass", "pass")]})[0] == 1            # not reproduced
+    assert G.verdict({"rows": [_row("a", "fail", "error")]})[0] == 1           # not fixed
+    assert G.verdict({"rows": [_row("a", "crashed", "pass")]})[0] == 2         # nobody expected a crash
+    expected_crash = _row("a", "crashed", "pass", source="regression", recorded_pristine="crashed")
+    assert G.verdict({"rows": [expected_crash]})[0] == 0
+    assert G.verdict({"rows": [dict(expected_crash, patched="crashed")]})[0] == 2
+    out = _row("o", "fail", "fail", in_scope=False, reason="why")
+    code, line = G.verdict({"rows": [_row("a", "fail", "pass"), out]})
+    assert code == 0 and "1 out of scope" in line
+    assert G.verdict({"rows": [out]})[0] == 1                                   # nothing in scope ran

@@ -181,6 +181,10 @@ class Recorder:
             rc, out, err = 127, "", f"{type(e).__name__}: {e}\n"
         return self._keep(cid, argv, cwd, rc, round(time.perf_counter() - t0, 3), out, err)
 
+    def record(self, cid: str, argv: list, cwd, rc: int, seconds: float, out: str, err: str) -> dict:
+        """A command run elsewhere (a fuzz campaign process, say)."""
+        return self._keep(cid, argv, cwd, rc, seconds, out, err)
+
     def replay(self, cid: str, done: dict, cached: bool = True) -> dict:
         """A command run earlier (by default: reused from the object cache, marked as such)."""
         extra = {"cached": True} if cached else {}

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import resources
+from ..core import jsonio, resources
 from ..evidence import atomic, paths, rundir
 from ..running import environment
 from . import build as nb
@@ -232,44 +232,78 @@ def run_variant(gate: Gate, variant, exe, input_path) -> native_suite.NativeRun:
                          f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
 
 
-def comparison(scenarios, runs: dict, units: list) -> dict:
+def _entries(items) -> list:
+    """Scenarios or cases.files.Entry records (a bare scenario is a catalog entry)."""
+    from ..cases import files
+    return [e if isinstance(e, files.Entry) else files.Entry(e, "catalog", "catalog", e.expects_defect)
+            for e in items]
+
+
+def comparison(entries, runs: dict, units: list) -> dict:
+    """One row per scenario either binary ran. `expects_defect` says a pristine build is
+    expected not to pass it, `in_scope` that the patch is meant to make it pass; rows out
+    of scope carry the reason and take no part in the verdict."""
     by = {v: {r["scenario"]: r for r in runs[v].records} for v in VARIANTS}
     rows = []
-    for s in scenarios:
+    for e in _entries(entries):
+        s = e.scenario
         if s.name in by["pristine"] or s.name in by["patched"]:
             rec = by["pristine"].get(s.name) or by["patched"][s.name]
-            rows.append({"scenario": s.name, "device": rec["device"],
-                         "pristine": (by["pristine"].get(s.name) or {}).get("status"),
-                         "patched": (by["patched"].get(s.name) or {}).get("status"),
-                         "expects_defect": s.expects_defect})
+            row = {"scenario": s.name, "device": rec["device"],
+                   "pristine": (by["pristine"].get(s.name) or {}).get("status"),
+                   "patched": (by["patched"].get(s.name) or {}).get("status"),
+                   "expects_defect": e.expects_defect, "source": e.kind, "in_scope": e.in_scope}
+            if e.kind == "regression":
+                row["signature"] = e.meta.get("signature")
+                row["recorded_pristine"] = e.meta["pristine"]["status"]
+            if not e.in_scope:
+                row["reason"] = e.reason
+            rows.append(row)
     skipped = {k["scenario"]: k["reason"] for v in VARIANTS for k in runs[v].skipped}
     return {"units": units, "rows": rows,
             "skipped": [{"scenario": k, "reason": r} for k, r in skipped.items()]}
 
 
 def verdict(comp: dict) -> tuple:
-    """(exit code, one line)."""
+    """(exit code, one line). In scope: every expected defect reproduces on pristine (a
+    crash counts) and patched passes. A crash nobody expected is exit 2."""
     rows = comp["rows"]
-    crashed = [f"{v} {r['scenario']}" for r in rows for v in VARIANTS if r[v] == "crashed"]
+    scoped = [r for r in rows if r.get("in_scope", True)]
+    # A crash is exit 2 unless it is the defect itself: a corpus entry whose recorded
+    # pristine status is "crashed", crashing the pristine binary again.
+    crashed = [f"{v} {r['scenario']}" for r in rows for v in VARIANTS if r[v] == "crashed"
+               and not (v == "pristine" and r.get("recorded_pristine") == "crashed")]
     if crashed:
         return 2, f"native binary crashed ({len(crashed)}x, first: {crashed[0]}); recorded as crashed"
-    missed = [r["scenario"] for r in rows if r["expects_defect"] and r["pristine"] == "pass"]
-    unfixed = [r["scenario"] for r in rows if r["patched"] != "pass"]
-    expected = sum(r["expects_defect"] for r in rows)
-    if not rows:
-        return 1, "no scenario ran"
+    missed = [r["scenario"] for r in scoped if r["expects_defect"] and r["pristine"] == "pass"]
+    unfixed = [r["scenario"] for r in scoped if r["patched"] != "pass"]
+    expected = sum(r["expects_defect"] for r in scoped)
+    corpus = [r for r in scoped if r.get("source") == "regression"]
+    out = len(rows) - len(scoped)
+    tail = (f"; {len(corpus)} of them from the regression corpus" if corpus else "") + \
+           (f"; {out} out of scope (listed with their reasons)" if out else "")
+    if not scoped:
+        return 1, "no scenario ran" + tail
     if missed or unfixed:
-        return 1, (f"pristine reproduced {expected - len(missed)}/{expected} expected defects; "
-                   f"patched: {len(unfixed)} of {len(rows)} scenarios not passing"
-                   + (f" (first: {unfixed[0]})" if unfixed else ""))
+        return 1, (f"pristine reproduced {expected - len(missed)}/{expected} expected defects"
+                   + (f" (first missed: {missed[0]})" if missed else "")
+                   + f"; patched: {len(unfixed)} of {len(scoped)} scenarios not passing"
+                   + (f" (first: {unfixed[0]})" if unfixed else "") + tail)
     return 0, (f"pristine reproduced {expected}/{expected} expected defects "
-               f"({sum(r['pristine'] != 'pass' for r in rows)} scenarios not passing); "
-               f"patched passes all {len(rows)}")
+               f"({sum(r['pristine'] != 'pass' for r in scoped)} scenarios not passing); "
+               f"patched passes all {len(scoped)}" + tail)
 
 
-def run(gate: Gate, scenarios: list, out) -> dict:
+def run(gate: Gate, entries: list, out) -> dict:
     """Build, run and record into the run directory `out` (checked by the caller).
+    `entries`: scenarios or cases.files.Entry records.
     Returns {"results", "comparison"} or {"failed": one line}."""
+    return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp))
+
+
+def staged_run(gate: Gate, out, body) -> dict:
+    """The run directory around `body(tmp)`: patch, environment, commands and logs are
+    always written; body returns {"results"?, "comparison"?, ...} or raises StepFailed."""
     t_start = time.perf_counter()
     out = Path(out)
     side = cf.ThreadPoolExecutor(1)   # the environment record (imports mlx, runs git) meanwhile
@@ -280,7 +314,7 @@ def run(gate: Gate, scenarios: list, out) -> dict:
         gate.rec, gate.work = nb.Recorder(tmp), Path(w)
         atomic.write_text(tmp / paths.PATCH, gate.patch_text)
         try:
-            outcome = _build_and_run(gate, scenarios, tmp)
+            outcome = body(tmp)
         except (StepFailed, native_cache.CompileFailed) as e:
             outcome = {"failed": str(e).replace("{out}", str(out))}
         env = env_f.result()
@@ -289,7 +323,7 @@ def run(gate: Gate, scenarios: list, out) -> dict:
         for v, data in outcome.get("results", {}).items():
             data["environment"] = env
             # Compact: these carry every observed array, and indenting them costs ~0.5 s.
-            atomic.write_text(tmp / paths.results_for(v), json.dumps(data, sort_keys=True, allow_nan=True) + "\n")
+            atomic.write_text(tmp / paths.results_for(v), jsonio.dumps(data, sort_keys=True) + "\n")
         if "comparison" in outcome:
             atomic.write_json(tmp / paths.COMPARISON, outcome["comparison"])
         gate.rec.save()
@@ -305,19 +339,28 @@ def _native_environment(gate: Gate, seconds: float) -> dict:
             "seconds": round(seconds, 3)}
 
 
-def _build_and_run(gate: Gate, scenarios: list, tmp: Path) -> dict:
-    input_path = native_suite.write_input(scenarios, gate.work / paths.SCENARIOS)
-    shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the binaries' exact input, kept
+def build_binaries(gate: Gate, then=None) -> dict:
+    """{variant: binary}: suite objects, pristine and patched unit objects, two links, in
+    parallel. `then(variant, exe)` runs in the variant's pipeline right after its link
+    (the gate runs the binary there); its results come back as {variant: (exe, result)}."""
     gate.headers = _headers(gate.project, gate.src)
 
-    def pipeline(variant):   # objects -> link -> run; pristine usually starts from the cache
+    def pipeline(variant):   # objects -> link -> then; pristine usually starts from the cache
         objs = pristine_objects(gate) if variant == "pristine" else patched_objects(gate)
         exe = link(gate, variant, suite_f.result(), objs)
-        return run_variant(gate, variant, exe, input_path)
+        return exe, (then(variant, exe) if then else None)
 
     with cf.ThreadPoolExecutor(3) as pool:
         suite_f = pool.submit(suite_objects, gate)
         futures = {v: pool.submit(pipeline, v) for v in VARIANTS}
-        runs = {v: f.result() for v, f in futures.items()}
+        return {v: f.result() for v, f in futures.items()}
+
+
+def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
+    scenarios = [e.scenario for e in entries]
+    input_path = native_suite.write_input(scenarios, gate.work / paths.SCENARIOS)
+    shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the binaries' exact input, kept
+    built = build_binaries(gate, lambda v, exe: run_variant(gate, v, exe, input_path))
+    runs = {v: r for v, (_, r) in built.items()}
     results = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}") for v in VARIANTS}
-    return {"results": results, "comparison": comparison(scenarios, runs, list(gate.touched))}
+    return {"results": results, "comparison": comparison(entries, runs, list(gate.touched))}

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import checks, resources, verdict
+from ..core import checks, jsonio, resources, verdict
 from ..core import scenario as scenario_mod
 from ..evidence import atomic, results
 
@@ -32,7 +32,7 @@ class NativeError(RuntimeError):
 def write_input(scenarios: list, path) -> Path:
     data = {"schema": scenario_mod.SCHEMA, "scenarios": [s.to_dict() for s in scenarios],
             "tolerances": {"reference": checks.TOLERANCE, "fd": checks.FD_TOLERANCE}}
-    return atomic.write_text(path, json.dumps(data, sort_keys=True) + "\n")
+    return atomic.write_text(path, jsonio.dumps(data, sort_keys=True) + "\n")
 
 
 # --- building against the installed wheel -----------------------------------
@@ -46,8 +46,20 @@ def wheel_cmake_dir() -> str:
 
 
 def build_wheel(build_dir, log=None) -> Path:
-    """Configure (once) and build the suite against the installed MLX; returns the binary."""
+    """Configure (once) and build the suite against the installed MLX; returns the binary.
+    Two processes building the same directory take turns (a lock file inside it)."""
     build_dir = Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir / ".vjpcheck-build.lock", "w") as lock:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:   # no fcntl (Windows): build unlocked
+            pass
+        return _build_wheel(build_dir, log)
+
+
+def _build_wheel(build_dir: Path, log) -> Path:
     cmake_dir = wheel_cmake_dir()
     steps = []
     if not (build_dir / "build.ninja").exists() and not (build_dir / "Makefile").exists():
@@ -98,7 +110,7 @@ def _one_process(binary, input_path, names, start, run: NativeRun, execute) -> i
     run.commands.append({"argv": argv, "exit_code": rc, "seconds": round(time.perf_counter() - t0, 3)})
     current = None
     for line in stdout.splitlines():
-        msg = json.loads(line)
+        msg = jsonio.loads(line)
         if "start" in msg:
             current = msg["start"]
         elif "skip" in msg:

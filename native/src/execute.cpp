@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cxxabi.h>
+#include <algorithm>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <typeinfo>
 
@@ -209,6 +211,105 @@ static std::string status_of(const json& checks, const json& error) {
   for (auto& c : checks)
     if (!c["passed"].get<bool>()) return "fail";
   return "pass";
+}
+
+// The Python exception type MLX's bindings raise for a C++ exception, so that a
+// finding's signature reads the same whether the wheel or this binary found it.
+static std::string python_type(const std::exception& e) {
+  if (dynamic_cast<const std::out_of_range*>(&e)) return "IndexError";
+  if (dynamic_cast<const std::overflow_error*>(&e)) return "OverflowError";
+  if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const std::domain_error*>(&e) ||
+      dynamic_cast<const std::length_error*>(&e) || dynamic_cast<const std::range_error*>(&e))
+    return "ValueError";
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "MemoryError";
+  return "RuntimeError";
+}
+
+static std::string first_line(const std::string& text) {
+  return text.substr(0, std::min(text.find('\n'), size_t(500)));
+}
+
+// Exactly zero: the smallest positive normal double, so that no tolerance is
+// zero, yet any nonzero float32 value fails (as harness/fuzz/oracles.py).
+static constexpr double EXACT = 2.2250738585072014e-308;
+
+static json exact_zeros(const std::string& name, const Host& obs, const Host& exp) {
+  if (obs.shape != exp.shape) return nullptr;
+  std::vector<double> o, e;
+  for (size_t k = 0; k < exp.size(); ++k)
+    if (exp.v[k] == 0.0) {
+      o.push_back(obs.v[k]);
+      e.push_back(0.0);
+    }
+  if (e.empty()) return nullptr;
+  Dims shape{int64_t(e.size())};
+  return compare("zero:" + name, Host(shape, o), Host(shape, e), {EXACT, 0.0}, "exact_zero");
+}
+
+json serve_scenario(const json& s, const Tolerances& tol, const StageFn& stage) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::string name = s.at("name"), op = s.at("op");
+  const RefOp* ref_op = find_ref_op(op);
+  const MlxCall* fn = find_mlx_op(op);
+  if (!ref_op || !fn) return {{"skip", {{"scenario", name}, {"reason", skip_reason(op)}}}};
+  if (s.value("objective", "vjp") != "vjp")
+    return {{"skip", {{"scenario", name}, {"reason", "only the plain VJP objective is served"}}}};
+  Named exp;
+  Host g;
+  std::string dtype;
+  try {
+    exp = expected(s);
+    g = cotangent(s, exp.front().second);
+    dtype = dtype_of(s);
+  } catch (const std::exception& e) {
+    return {{"skip", {{"scenario", name}, {"reason", "the float64 reference rejects it: " + error_text(e)}}}};
+  }
+  Tolerance t = tol.get(dtype, false);
+  stage("forward", json::array());
+  std::optional<Call> call;
+  json fwd;
+  try {
+    call.emplace(s, *ref_op, *fn);
+    fwd = compare("forward", to_host((*call)(call->primals)), exp.front().second, t);
+  } catch (const std::exception& e) {  // MLX rejects the call itself: not a gradient defect
+    return {{"invalid", "forward raised " + error_text(e)}};
+  }
+  stage("vjp", json::array({fwd}));
+  json rec = {{"scenario", name}, {"device", "cpu"}, {"checks", json::array()},
+              {"error", nullptr}, {"fd", json::object()}};
+  json vjp_error = nullptr;
+  try {
+    auto cot = from_host(g, mx_dtype(dtype));
+    auto fn_all = [&call](const std::vector<mx::array>& a) { return std::vector<mx::array>{(*call)(a)}; };
+    auto [outs, grads] = mx::vjp(fn_all, call->primals, {cot});
+    mx::eval(outs);
+    mx::eval(grads);
+    json checks = json::array({compare("forward", to_host(outs[0]), exp.front().second, t)});
+    std::vector<std::pair<std::string, Host>> observed;
+    for (size_t k = 0; k < call->wrt.size(); ++k) {
+      observed.emplace_back(call->wrt[k], to_host(grads[k]));
+      checks.push_back(compare("grad:" + call->wrt[k], observed.back().second, exp.at(k + 1).second, t));
+    }
+    if (dtype == "float32")
+      for (size_t k = 0; k < observed.size(); ++k) {
+        json z = exact_zeros(observed[k].first, observed[k].second, exp.at(k + 1).second);
+        if (!z.is_null()) checks.push_back(z);
+      }
+    rec["checks"] = checks;
+  } catch (const std::exception& e) {
+    rec["error"] = error_text(e);
+    rec["checks"] = json::array({fwd});
+    vjp_error = {{"type", python_type(e)}, {"message", first_line(e.what())}};
+  }
+  rec["status"] = status_of(rec["checks"], rec["error"]);
+  rec["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {{"record", rec}, {"vjp_error", vjp_error}};
+}
+
+std::string skip_reason(const std::string& op) {
+  std::string names;
+  for (auto& n : supported_ops()) names += (names.empty() ? "" : ", ") + n;
+  return "op '" + op + "' is not implemented by the native suite (it runs " + names + ")";
 }
 
 json run_scenario(const json& s, const std::string& device, const Tolerances& tol) {

@@ -1,6 +1,8 @@
 #include "host.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace vjpcheck {
@@ -132,8 +134,29 @@ Host apply_view(const Host& x, const json& view) {
   throw std::invalid_argument("unknown view op '" + op + "'");
 }
 
+// A number, or a non-finite one written as {"nonfinite": "nan" | "inf" | "-inf"}
+// (harness/core/jsonio.py: the files are strict JSON).
+double number(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_object() && v.size() == 1 && v.contains("nonfinite")) {
+    auto name = v["nonfinite"].get<std::string>();
+    if (name == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (name == "inf") return std::numeric_limits<double>::infinity();
+    if (name == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  throw std::invalid_argument("not a number: " + v.dump().substr(0, 80));
+}
+
+json number_json(double x) {
+  if (std::isnan(x)) return {{"nonfinite", "nan"}};
+  if (std::isinf(x)) return {{"nonfinite", x > 0 ? "inf" : "-inf"}};
+  return x;
+}
+
 Host storage(const json& t) {
-  Host h(t.at("shape").get<Dims>(), t.at("values").get<std::vector<double>>());
+  std::vector<double> values;
+  for (auto& v : t.at("values")) values.push_back(number(v));
+  Host h(t.at("shape").get<Dims>(), std::move(values));
   if (int64_t(h.size()) != numel(h.shape))
     throw std::invalid_argument(std::to_string(h.size()) + " values do not fill shape " + dims_text(h.shape));
   return h;
@@ -148,9 +171,9 @@ Host logical(const json& t) {
 
 static json nested_from(const Host& x, size_t axis, int64_t& pos) {
   json out = json::array();
-  if (axis == x.shape.size()) return json(x.v[pos++]);
+  if (axis == x.shape.size()) return number_json(x.v[pos++]);
   for (int64_t i = 0; i < x.shape[axis]; ++i) {
-    if (axis + 1 == x.shape.size()) out.push_back(x.v[pos++]);
+    if (axis + 1 == x.shape.size()) out.push_back(number_json(x.v[pos++]));
     else out.push_back(nested_from(x, axis + 1, pos));
   }
   return out;

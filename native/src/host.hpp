@@ -43,6 +43,9 @@ Dims broadcast_shapes(const Dims& a, const Dims& b);
 Host broadcast_to(const Host& x, const Dims& shape);
 
 json nested(const Host& x);         // nested JSON lists, like ndarray.tolist()
+// Non-finite numbers are {"nonfinite": "nan" | "inf" | "-inf"} in every file (strict JSON).
+double number(const json& v);
+json number_json(double x);
 std::string dims_text(const Dims& d);  // "(2, 1, 1)", like a Python tuple
 
 }  // namespace vjpcheck

@@ -1,44 +1,72 @@
-// vjpcheck-native: run the exported scenario catalog through MLX's C++ API.
+// vjpcheck-native: run gather_mm / gather_qmm scenarios through MLX's C++ API.
 //
-// Usage: vjpcheck-native INPUT.json [START]
-// INPUT holds {"scenarios": [...], "tolerances": {"reference": ..., "fd": ...}}
-// as written by harness/native_suite.py. Streams one JSON object per line on
-// stdout: {"start": i} before scenario i, then {"record": ...} or {"skip": ...},
-// so a parent can turn a crash into one `crashed` record and resume at i + 1.
+//   vjpcheck-native INPUT.json [START]
+//       INPUT holds {"scenarios": [...], "tolerances": {"reference": ..., "fd": ...}} as
+//       written by harness/native/suite.py. Streams one JSON object per line:
+//       {"start": i} before scenario i, then {"record": ...} or {"skip": ...}, so a
+//       parent can turn a crash into one `crashed` record and resume at i + 1.
+//
+//   vjpcheck-native --serve TOLERANCES.json
+//       Server for the fuzzer: {"ready": true, "ops": [...]} first, then for each line
+//       {"scenario": {...}} read on stdin, {"stage": name, "checks": [...]} before each MLX
+//       stage and one result line ({"record", "vjp_error"}, {"invalid"} or {"skip"}; see
+//       serve_scenario). A line that is not a scenario gets {"harness_error": text}.
+//
+//   vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS
+//       Times a MoE-shaped right-sorted gather_mm forward + backward (bench/moe.py).
+//
+// In every mode the protocol goes to a private copy of stdout, and stdout itself is
+// pointed at stderr: BLAS error handlers print there (OpenBLAS's xerbla), and their
+// text must never interleave with the JSON lines.
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
 
+#include "bench.hpp"
 #include "execute.hpp"
 #include "mlx_ops.hpp"
 
 using namespace vjpcheck;
 
+static FILE* proto = stdout;
+
 static void emit(const json& obj) {
-  std::cout << obj.dump() << "\n" << std::flush;
+  std::string line = obj.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), proto);
+  std::fflush(proto);
 }
 
-static std::string skip_reason(const std::string& op) {
-  std::string names;
-  for (auto& n : supported_ops()) names += (names.empty() ? "" : ", ") + n;
-  return "op '" + op + "' is not implemented by the native suite (it runs " + names + ")";
+static void private_channel() {
+  std::fflush(stdout);
+  int fd = dup(1);
+  FILE* f = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (f == nullptr || dup2(2, 1) < 0) return;  // keep plain stdout: still correct without BLAS noise
+  proto = f;
 }
 
-int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::cerr << "usage: vjpcheck-native INPUT.json [START]\n";
-    return 2;
-  }
+static Tolerances read_tolerances(const json& input) {
+  return {input.at("tolerances").at("reference"), input.at("tolerances").at("fd")};
+}
+
+static json read_file(const char* path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(std::string("cannot read ") + path);
+  return json::parse(in);
+}
+
+static int batch(int argc, char** argv) {
   json input;
+  Tolerances tol;
   try {
-    std::ifstream in(argv[1]);
-    if (!in) throw std::runtime_error(std::string("cannot read ") + argv[1]);
-    input = json::parse(in);
+    input = read_file(argv[1]);
+    tol = read_tolerances(input);
   } catch (const std::exception& e) {
     std::cerr << "vjpcheck-native: " << e.what() << "\n";
     return 2;
   }
-  Tolerances tol{input.at("tolerances").at("reference"), input.at("tolerances").at("fd")};
-  mx::set_default_device(mx::Device::cpu);
   auto& scenarios = input.at("scenarios");
   size_t start = argc == 3 ? std::stoul(argv[2]) : 0;
   for (size_t i = start; i < scenarios.size(); ++i) {
@@ -51,4 +79,46 @@ int main(int argc, char** argv) {
       emit({{"record", run_scenario(s, "cpu", tol)}});
   }
   return 0;
+}
+
+static int serve(const char* tolerances_path) {
+  Tolerances tol;
+  try {
+    tol = read_tolerances(read_file(tolerances_path));
+  } catch (const std::exception& e) {
+    std::cerr << "vjpcheck-native: " << e.what() << "\n";
+    return 2;
+  }
+  emit({{"ready", true}, {"ops", supported_ops()}});
+  auto stage = [](const std::string& name, const json& checks) {
+    emit({{"stage", name}, {"checks", checks}});
+  };
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    json msg;
+    try {
+      msg = json::parse(line);
+      const json& s = msg.at("scenario");
+      emit(serve_scenario(s, tol, stage));
+    } catch (const std::exception& e) {  // a malformed request is the parent's bug, not MLX's
+      emit({{"harness_error", std::string("bad request: ") + e.what()}});
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  private_channel();
+  mx::set_default_device(mx::Device::cpu);
+  if (mode == "--serve" && argc == 3) return serve(argv[2]);
+  if (mode == "--bench-moe" && argc == 7) return bench_moe(argv + 2, [](const json& j) { emit(j); });
+  if (argc < 2 || argc > 3 || mode.rfind("--", 0) == 0) {
+    std::cerr << "usage: vjpcheck-native INPUT.json [START]\n"
+                 "       vjpcheck-native --serve TOLERANCES.json\n"
+                 "       vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS\n";
+    return 2;
+  }
+  return batch(argc, argv);
 }
