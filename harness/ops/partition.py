@@ -35,10 +35,26 @@ def mlx_call(ops, lhs, rhs, sorted_indices, params):
 
 # --- catalog ---------------------------------------------------------------------------------
 
-def _case(name, a, params, cot=None, desc=""):
+def _case(name, a, params, cot=None, desc="", tags=()):
     return Scenario(name=f"partition/{name}", op="partition", operands={"a": a}, wrt=("a",),
                     params=params, cotangent=None if cot is None else tensor(cot), family="sort",
-                    description=desc)
+                    description=desc, defect_tags=tuple(tags))
+
+
+def defect_scenarios() -> list:
+    """tie_misroute (MLX 0.32.4 CPU): with tied values, argpartition (ties broken by
+    index) arranges a lane differently from partition (values only), and
+    Partition::vjp routes the cotangent by argpartition. An untied value then gets
+    another slot's cotangent: for [0, 0, 1, 0] the 1 sits in output slot 2, but its
+    gradient comes from slot 3. The cotangents are equal on the tied zeros, so the
+    true gradient does not depend on any tie-break."""
+    return [
+        _case("defect/tie_misroute/minimal", tensor([0, 0, 1, 0]), {"kth": 0, "axis": -1}, [1, 1, 1, 5],
+              desc="the 1 must get 5; MLX gives it to the last 0", tags=("tie_misroute",)),
+        _case("defect/tie_misroute/fuzz_seed1", tensor([0, -4, -8, 8, -4]), {"kth": 0, "axis": -1},
+              [3, 4, 4, -4, -2], desc="found by the fuzzer: the 0 gets a -4's cotangent",
+              tags=("tie_misroute",)),
+    ]
 
 
 def scenarios() -> list:
@@ -62,7 +78,7 @@ def scenarios() -> list:
         _case("kth2/ties", tensor(ties), {"kth": 2, "axis": -1}, value_cotangent(np.sort(ties, axis=-1)),
               desc="tied values (across kth too) with equal cotangents"),
     ]
-    return out
+    return out + defect_scenarios()
 
 
 # --- fuzz strategy -------------------------------------------------------------------------

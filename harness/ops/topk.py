@@ -45,9 +45,24 @@ def mlx_call(ops, lhs, rhs, sorted_indices, params):
 
 # --- catalog ---------------------------------------------------------------------------------
 
-def _case(name, a, params, cot=None, desc=""):
+def _case(name, a, params, cot=None, desc="", tags=()):
     return Scenario(name=f"topk/{name}", op="topk", operands={"a": a}, wrt=("a",), params=params,
-                    cotangent=None if cot is None else tensor(cot), family="sort", description=desc)
+                    cotangent=None if cot is None else tensor(cot), family="sort", description=desc,
+                    defect_tags=tuple(tags))
+
+
+def defect_scenarios() -> list:
+    """tie_misroute (MLX 0.32.4 CPU), inherited from Partition::vjp (see
+    partition.py): topk(a, k) is partition(a, -k) and a slice, and with tied values
+    the VJP's argpartition arrangement is not the forward's. The cut block of tied
+    zeros has zero cotangent, so the true gradient does not depend on a tie-break."""
+    return [
+        _case("defect/tie_misroute/minimal", tensor([0, 0, 1, 0]), {"k": 3, "axis": -1}, [0, 0, 5],
+              desc="the maximum 1 must get 5; MLX gives it to the last 0", tags=("tie_misroute",)),
+        _case("defect/tie_misroute/fuzz_seed1", tensor([[8, 0, 4, 0], [8, 0, -4, 8]]), {"k": 6, "axis": None},
+              [0, 0, -3, -2, -2, -2], desc="found by the fuzzer: the 4's cotangent goes to an 8",
+              tags=("tie_misroute",)),
+    ]
 
 
 def boundary_safe(y_full_sorted, k) -> np.ndarray:
@@ -87,7 +102,7 @@ def scenarios() -> list:
               desc="the selection cuts a tied block: only a zero cotangent there is judged"),
         _case("ties/cut_block_below", tensor(cut), {"k": 3, "axis": -1}, [[2, 2, 2]],
               desc="all three tied 6s selected, equal cotangents"),
-    ]
+    ] + defect_scenarios()
 
 
 # --- fuzz strategy -------------------------------------------------------------------------
