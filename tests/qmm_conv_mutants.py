@@ -93,3 +93,14 @@ def honest_wrapper_passes(monkeypatch, op, reference_vjp) -> bool:
     honest = [execute.run(s, "cpu")["status"] for s in scs]
     install(monkeypatch, op, lambda inp, g, params: reference_vjp(inp, g, None, None, params))
     return [execute.run(s, "cpu")["status"] for s in scs] == honest
+
+
+def probe_verdict(name: str):
+    """(exit code, stdout) of probes/findings/<name> run on the CPU."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    probe = Path(__file__).resolve().parent.parent / "probes" / "findings" / name
+    proc = subprocess.run([sys.executable, str(probe), "--device", "cpu"], capture_output=True, text=True,
+                          timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr

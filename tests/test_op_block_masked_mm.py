@@ -153,3 +153,9 @@ def test_pinned_mlx_leaks_one_items_mask_into_a_shared_operand():
     assert np.array(y).tolist() == [[[0, 0], [0, 0]], [[0, 0], [0, 0]]]   # item 1 should be all 2s
     y_copy = mx.block_masked_mm(mx.array(np.ones((2, 2, 2), dtype=np.float32)), b, 32, None, keep, None)
     assert np.array(y_copy)[1].tolist() == [[2, 2], [2, 2]]
+
+
+@needs_pinned_mlx()
+def test_pinned_mlx_probe_says_present():
+    rc, out = M.probe_verdict("block_masked_mm__broadcast_operand_mask.py")
+    assert rc == 1 and "VERDICT: defect present" in out, out

@@ -127,3 +127,11 @@ def test_pinned_mlx_fails_exactly_the_tagged_scenarios_each_in_its_way(registry)
             assert rec["status"] == "fail" and "grad:w" in bad and "forward" not in bad, s.name
         else:
             assert rec["status"] == "pass", (s.name, rec["status"])
+
+
+@needs_pinned_mlx()
+@pytest.mark.parametrize("probe", ["conv_general__dilated_input_dx_shape.py", "conv_general__strided_dw_shape.py",
+                                   "conv_general__dilated_input_vjp_raises.py"])
+def test_pinned_mlx_probe_says_present(probe):
+    rc, out = M.probe_verdict(probe)
+    assert rc == 1 and "VERDICT: defect present" in out, out

@@ -144,3 +144,9 @@ def test_pinned_mlx_raises_exactly_on_the_vector_x_scenarios(registry):
             assert rec["status"] == "error" and "flatten" in rec["error"], (s.name, rec["error"])
         else:
             assert rec["status"] == "pass", (s.name, rec["status"])
+
+
+@needs_pinned_mlx()
+def test_pinned_mlx_probe_says_present():
+    rc, out = M.probe_verdict("quantized_matmul__vector_x.py")
+    assert rc == 1 and "VERDICT: defect present" in out, out
