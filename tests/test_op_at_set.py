@@ -59,6 +59,14 @@ def test_points_by_hand():
     assert d["v"].tolist() == [2, 5]
 
 
+def test_index_array_then_slice_by_hand():
+    # a[[2, 0], 1:] = v on a 3x2: column 1 of rows 2 and 0
+    y, d = _ref({"form": "rows_slice", "updates": "per", "cols": [1, None, None]}, A, [[7], [8]], [2, 0], g=G)
+    assert y.tolist() == [[1, 8], [3, 4], [5, 7]]
+    assert d["a"].tolist() == [[1, 0], [3, 4], [5, 0]]
+    assert d["v"].tolist() == [[6], [2]]
+
+
 def test_per_occurrence_repeats_have_no_dv_and_unequal_writes_no_forward():
     from mlx_vjpcheck.core.numeric import ReferenceUndecided
     y, d = _ref({"form": "rows", "updates": "per"}, A, [[7, 8], [7, 8]], [1, 1], g=G)
@@ -123,8 +131,9 @@ def test_semantic_mutants_are_rejected(registry, monkeypatch, mutant):
 
 
 @needs_pinned_mlx()
-def test_pinned_mlx_fails_exactly_the_duplicate_writes_scenarios(registry):
+def test_pinned_mlx_fails_exactly_the_tagged_scenarios(registry):
     got = M.statuses("at_set")
     assert {n for n, (st, tags) in got.items() if st != "pass"} == \
-        {n for n, (st, tags) in got.items() if "duplicate_writes" in tags}
+        {n for n, (st, tags) in got.items() if {"duplicate_writes", "array_then_slice"} & set(tags)}
+    assert {tags for _, tags in got.values()} == {(), ("duplicate_writes",), ("array_then_slice",)}
     assert len(got) >= 10

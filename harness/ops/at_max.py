@@ -81,6 +81,15 @@ def extremal_scenarios(op) -> list:
         c("rows/broadcast/repeat", "rows", "broadcast", [1, 1], seed=12, tags=("tied_duplicates",)),
         c("points/shared/repeat", "points", "shared", [0, 3, 0], [2, 2, 2], seed=13,
           tags=("tied_duplicates",)),
+        c("rows_slice/strided", "rows_slice", "per", [3, 0], cols=[None, None, 2], seed=14,
+          desc="control: a.at[idx, ::2] (a strided slice becomes an index array)"),
+        c("rows_slice/reversed", "rows_slice", "per", [1, 2, 1], cols=[None, None, -1], seed=15),
+        c("rows_slice/full", "rows_slice", "per", [3, 0], cols=[None, None, None], seed=16,
+          tags=("array_then_slice",),
+          desc="a.at[idx, :]: the VJP gathers a window of 1 column where the scatter wrote 5, so "
+               "only the first column of v gets its cotangent"),
+        c("rows_slice/range", "rows_slice", "per", [2, 0], cols=[1, 4, None], seed=17,
+          tags=("array_then_slice",)),
     ]
 
 
@@ -90,13 +99,7 @@ def extremal_fuzz(op, draw, dtypes) -> object:
     form = draw(D.choice(S.FORMS))
     mode = draw(D.choice(("per", "broadcast") if form == "slice" else S.MODES))
     params = {"form": form, "updates": mode}
-    lhs = rhs = None
-    if form == "slice":
-        params["slices"] = S.draw_slices(draw, a_shape)
-    else:
-        lhs, rhs = S.draw_indices(draw, form, a_shape)
-        if draw(D.choice((False, True))):
-            params["negative"] = True
+    lhs, rhs = S.draw_form(draw, form, a_shape, params)
     v_shape = S.v_shape_of(form, mode, a_shape, lhs, rhs, params)
     n_a, n_v = a_shape[0] * a_shape[1], int(np.prod(v_shape, dtype=np.int64))
     vals = distinct_values(n_a + n_v, draw(D.irange(0, 2**16)))

@@ -42,7 +42,8 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
 
-FORMS = ("rows", "cols", "points", "slice")
+FORMS = ("rows", "cols", "points", "slice", "rows_slice")
+ROWS = ("rows", "rows_slice")
 MODES = ("per", "shared", "broadcast")
 
 # --- which positions of `a` each update element writes, and which element of v it reads --
@@ -57,6 +58,11 @@ def slice_positions(spec, n: int) -> list:
     if isinstance(spec, int):
         return [spec % n]
     return list(range(*slice(*spec).indices(n)))
+
+
+def row_columns(form, params, C) -> list:
+    """Columns each indexed row writes: all of them, or the slice params["cols"]."""
+    return slice_positions(params["cols"], C) if form == "rows_slice" else list(range(C))
 
 
 def keys_of(form, lhs, rhs) -> list:
@@ -76,8 +82,8 @@ def shared_inverse(keys) -> tuple:
 def full_shape(form, a_shape, lhs, params) -> tuple:
     """Shape of the per-occurrence updates MLX scatters."""
     R, C = a_shape
-    if form == "rows":
-        return tuple(np.shape(lhs)) + (C,)
+    if form in ROWS:
+        return tuple(np.shape(lhs)) + (len(row_columns(form, params, C)),)
     if form == "cols":
         return (R,) + tuple(np.shape(lhs))
     if form == "points":
@@ -90,8 +96,8 @@ def targets(form, a_shape, lhs, rhs, params) -> np.ndarray:
     """Flat index into a of every element of the full update shape."""
     R, C = a_shape
     idx = _ids(lhs) if lhs is not None else None
-    if form == "rows":
-        return idx[..., None] * C + np.arange(C)
+    if form in ROWS:
+        return idx[..., None] * C + np.asarray(row_columns(form, params, C), dtype=np.int64)
     if form == "cols":
         return np.arange(R).reshape((R,) + (1,) * idx.ndim) * C + idx[None]
     if form == "points":
@@ -111,8 +117,9 @@ def sources(form, mode, a_shape, v_shape, lhs, rhs, params) -> np.ndarray:
         return np.broadcast_to(np.arange(int(np.prod(v_shape, dtype=np.int64))).reshape(v_shape), full)
     inv, U = shared_inverse(keys_of(form, lhs, rhs))
     inv = np.asarray(inv, dtype=np.int64).reshape(np.shape(lhs))
-    if form == "rows":
-        return inv[..., None] * a_shape[1] + np.arange(a_shape[1])
+    if form in ROWS:
+        width = full[-1]
+        return inv[..., None] * width + np.arange(width)
     if form == "cols":
         return np.arange(a_shape[0]).reshape((a_shape[0],) + (1,) * inv.ndim) * U + inv[None]
     return inv
@@ -228,6 +235,8 @@ def mlx_key(mx, form, a_shape, lhs, rhs, params):
     neg = bool(params.get("negative", False))
     if form == "rows":
         return _index(mx, lhs, a_shape[0], neg)
+    if form == "rows_slice":   # an index array, then a slice: a[idx, start:stop:step]
+        return (_index(mx, lhs, a_shape[0], neg), slice(*params["cols"]))
     if form == "cols":
         return (slice(None), _index(mx, lhs, a_shape[1], neg))
     if form == "points":
@@ -269,10 +278,11 @@ def v_shape_of(form, mode, a_shape, lhs, rhs, params) -> tuple:
     if mode == "per":
         return full
     if mode == "broadcast":   # one row for rows/slice, one column for cols, one value for points
-        return {"rows": full[-1:], "slice": full[-1:], "cols": (a_shape[0],) + (1,) * (len(full) - 1),
-                "points": (1,)}[form]
+        return {"rows": full[-1:], "rows_slice": full[-1:], "slice": full[-1:],
+                "cols": (a_shape[0],) + (1,) * (len(full) - 1), "points": (1,)}[form]
     U = shared_inverse(keys_of(form, lhs, rhs))[1]
-    return {"rows": (U, a_shape[1]), "cols": (a_shape[0], U), "points": (U,)}[form]
+    return {"rows": (U, full[-1]), "rows_slice": (U, full[-1]), "cols": (a_shape[0], U),
+            "points": (U,)}[form]
 
 
 def per_target_values(form, mode, a_shape, lhs, rhs, params, table) -> np.ndarray:
@@ -290,8 +300,14 @@ def case(op, name, a, v, lhs=None, rhs=None, wrt=("a", "v"), cot=None, params=No
     return Scenario(name=f"{op}/{name}", op=op, operands={"a": a, "v": v}, wrt=tuple(wrt),
                     lhs_indices=None if lhs is None else index_tensor(lhs),
                     rhs_indices=None if rhs is None else index_tensor(rhs), cotangent=cot,
-                    params=dict(params), fd_step=1.0 / 16 if fd else None, family="scatter",
+                    params=dict(params), fd_step=1.0 / 16 if fd else None, family=family_of(params),
                     defect_tags=tuple(tags), description=desc)
+
+
+def family_of(params) -> str:
+    """The call path, which names a finding: Scatter with size-1 windows, SliceUpdate,
+    or Scatter with an index array followed by a slice (windows wider than 1)."""
+    return {"slice": "scatter_slice", "rows_slice": "scatter_rows_slice"}.get(params["form"], "scatter")
 
 
 def repeated(form, lhs, rhs) -> bool:
@@ -335,6 +351,16 @@ def scenarios() -> list:
                   desc="x[[1, 1]] = w: the row w lands on row 1 once as far as the output can tell"),
         _set_case("points/shared/repeat", "points", "shared", [0, 3, 0], [2, 2, 2],
                   tags=("duplicate_writes",)),
+        _set_case("rows_slice/strided", "rows_slice", "per", [3, 0], cols=[None, None, 2],
+                  desc="control: a[idx, ::2] = v (MLX turns a strided slice into an index array)"),
+        _set_case("rows_slice/range/wrt_a", "rows_slice", "per", [3, 0], cols=[1, 4, None], wrt=("a",),
+                  desc="control: a[idx, 1:4] = v, gradient of a only"),
+        _set_case("rows_slice/full", "rows_slice", "per", [3, 0], cols=[None, None, None],
+                  tags=("array_then_slice",),
+                  desc="a[idx, :] = v: MLX scatters a window of 5 columns but its VJP gathers a "
+                       "window of 1, and reshaping that to v's shape raises"),
+        _set_case("rows_slice/range", "rows_slice", "per", [1, 2], cols=[1, 4, None],
+                  tags=("array_then_slice",), desc="a[idx, 1:4] = v"),
     ]
 
 
@@ -369,6 +395,30 @@ def draw_slices(draw, a_shape) -> list:
     return out
 
 
+def draw_columns(draw, n) -> list:
+    """[start, stop, step] after an index array: ':' first (a window MLX keeps whole),
+    then a range, then steps MLX turns into index arrays."""
+    kind = draw(D.choice(("full", "range", "strided", "reversed")))
+    if kind == "full":
+        return [None, None, None]
+    if kind == "reversed":
+        return [None, None, -1]
+    lo = draw(D.irange(0, n - 1))
+    return [lo, draw(D.irange(lo + 1, n)), 2 if kind == "strided" else None]
+
+
+def draw_form(draw, form, a_shape, params):
+    """(lhs, rhs) for the form, adding its slices, columns or negative flag to params."""
+    if form == "slice":
+        params["slices"] = draw_slices(draw, a_shape)
+        return None, None
+    if form == "rows_slice":
+        params["cols"] = draw_columns(draw, a_shape[1])
+    if draw(D.choice((False, True))):
+        params["negative"] = True
+    return draw_indices(draw, form, a_shape)
+
+
 def viewed(draw, values, dtype):
     """A 2-D operand with a drawn storage layout (shrinks towards contiguous)."""
     values = np.asarray(values, dtype=np.float64)
@@ -387,18 +437,16 @@ def finish(op, a, v, lhs, rhs, wrt, cot, params, desc) -> Scenario:
     return D.finish(Scenario(name="", op=op, operands={"a": a, "v": v}, wrt=tuple(wrt),
                              lhs_indices=None if lhs is None else index_tensor(lhs),
                              rhs_indices=None if rhs is None else index_tensor(rhs), cotangent=cot,
-                             params=params, family="scatter", description=f"generated: {desc}"))
+                             params=params, family=family_of(params), description=f"generated: {desc}"))
 
 
 def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     dtype = draw(D.choice(dtypes))
     a_shape = (draw(D.irange(1, 5)), draw(D.irange(1, 5)))
-    form = draw(D.choice(("rows", "cols", "points")))
+    form = draw(D.choice(("rows", "cols", "points", "rows_slice")))
     mode = draw(D.choice(MODES))
-    lhs, rhs = draw_indices(draw, form, a_shape)
     params = {"form": form, "updates": mode}
-    if draw(D.choice((False, True))):
-        params["negative"] = True
+    lhs, rhs = draw_form(draw, form, a_shape, params)
     seed = draw(D.irange(0, 2**16))
     table = hashed_ints((a_shape[0] * a_shape[1] * 32,), seed + 3) + 6
     v = per_target_values(form, mode, a_shape, lhs, rhs, params, table)
@@ -444,8 +492,9 @@ def write_list(a_shape, v_shape, lhs, rhs, params):
         ri = None if rhs is None else [int(x) for x in rhs.ravel()]
         slots, _ = occurrence_slots(list(zip(li, ri)) if form == "points" else li)
         for q, ip in enumerate(np.ndindex(*lhs.shape)):
-            if form == "rows":
-                found += [((li[q], c), ip + (c,), (slots[q], c)) for c in range(C)]
+            if form in ("rows", "rows_slice"):
+                cols = axis_positions(params["cols"], C) if form == "rows_slice" else range(C)
+                found += [((li[q], c), ip + (j,), (slots[q], j)) for j, c in enumerate(cols)]
             elif form == "cols":
                 found += [((r, li[q]), (r,) + ip, (r, slots[q])) for r in range(R)]
             else:
@@ -485,12 +534,15 @@ def mlx_target(mx, ops, lhs, rhs, params):
         li = np.array(lhs).ravel().tolist()
         keys = list(zip(li, np.array(rhs).ravel().tolist())) if form == "points" else li
         slots, _ = occurrence_slots(keys)
-        shape = {"rows": tuple(lhs.shape) + (C,), "cols": (R,) + tuple(lhs.shape),
-                 "points": tuple(lhs.shape)}[form]
+        width = len(axis_positions(params["cols"], C)) if form == "rows_slice" else C
+        shape = {"rows": tuple(lhs.shape) + (width,), "rows_slice": tuple(lhs.shape) + (width,),
+                 "cols": (R,) + tuple(lhs.shape), "points": tuple(lhs.shape)}[form]
         v = mx.take(v, mx.array(np.array(slots, dtype=np.int32)), axis=1 if form == "cols" else 0)
         v = v.reshape(shape)
     if form == "rows":
         return mlx_index(mx, lhs, R, params), v
+    if form == "rows_slice":
+        return (mlx_index(mx, lhs, R, params), slice(*params["cols"])), v
     if form == "cols":
         return (slice(None), mlx_index(mx, lhs, C, params)), v
     return (mlx_index(mx, lhs, R, params), mlx_index(mx, rhs, C, params)), v
