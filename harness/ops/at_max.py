@@ -16,10 +16,16 @@ per coordinate never reorder them). A tie between copies of ONE element (shared 
 broadcast updates writing a position twice) is not a tie: the output is
 max(a[t], v[s]) whatever the copies, a smooth function of v[s] away from a[t].
 
-MLX's Scatter::vjp compares the gathered result with each occurrence's update, so
-every copy of a winning shared value receives the full cotangent: k copies give
-k * g (tagged `tied_duplicates`, expected to fail on 0.32.4). Scatter has no JVP
-in MLX; SliceUpdate's Max JVP is not implemented either, so the JVP oracle is silent.
+Two defects of MLX's Scatter::vjp on 0.32.4 (tagged, expected to fail):
+* tied_duplicates: it compares the gathered result with each occurrence's update,
+  so every copy of a winning shared value receives the full cotangent: k copies
+  give k * g.
+* array_then_slice (rows_slice form, a.at[idx, start:stop]): the scatter writes
+  windows of width stop - start, the VJP gathers windows of width 1, and the
+  comparison broadcasts: only the first column of each window of v gets its
+  cotangent, silently.
+Scatter has no JVP in MLX; SliceUpdate's Max JVP is not implemented either, so the
+JVP oracle is silent.
 """
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ with the minimum: the cotangent goes to the unique smallest of the distinct inpu
 competing for a position; values are distinct multiples of 4, so there are no ties
 between distinct inputs, and copies of one shared or broadcast value written to
 the same position are one input. MLX gives each such copy the full cotangent
-(tagged `tied_duplicates`, expected to fail on 0.32.4).
+(tagged `tied_duplicates`), and with a.at[idx, start:stop] only the first column of
+each window of v gets its cotangent (tagged `array_then_slice`); both expected to
+fail on 0.32.4.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ Forms of `key` on a 2-D `a` of shape (R, C), index arrays from the scenario:
   points  a[lhs, rhs] = v        v: lhs.shape
   slice   a[s0, s1] = v          s_i an int or [start, stop, step] (at_max/min/multiply only:
                                  MLX routes slices to SliceUpdate, tested by slice_update)
+  rows_slice  a[lhs, s] = v      s = params["cols"], [start, stop, step]: an index array,
+                                 then a slice; v: lhs.shape + (len(s),)
 How the updates operand `v` feeds the occurrences (params["updates"]):
   per        one value per occurrence (v has the full update shape)
   shared     one value per DISTINCT target, expanded inside the call with mx.take, so
@@ -28,9 +30,15 @@ What is claimed (reference_vjp), and what is not:
   however many times it was written there). A reference forward that meets unequal
   writes to one position raises ReferenceUndecided instead of guessing an order.
 
-MLX's Scatter::vjp gathers the cotangent once per occurrence, so a position
-written k times returns k * g through a shared or broadcast value: the catalog's
-`duplicate_writes` scenarios (tagged, expected to fail on 0.32.4).
+Two defects of MLX's Scatter::vjp on 0.32.4 (tagged catalog scenarios, expected
+to fail; reproducers in probes/findings/):
+* duplicate_writes: it gathers the cotangent once per occurrence, so a position
+  written k times returns k * g through a shared or broadcast value.
+* array_then_slice: for a[idx, start:stop] (step 1 slices after the index arrays)
+  MLX's indexing scatters windows of width stop - start along the sliced axis, but
+  the VJP gathers windows of width 1 on every indexed axis; reshaping that to v's
+  shape raises (set, and .at[].add too). Strided slices (step != 1) are turned into
+  index arrays and are fine.
 """
 from __future__ import annotations
 
