@@ -132,7 +132,7 @@ def _validate(src, path):
 
 
 def test_catalog_lists_the_new_op(package):
-    p = _cli(package, "catalog", "--filter", "toy/")
+    p = _cli(package, "catalog", "--json", "--filter", "toy/")
     assert p.returncode == 0, p.stderr
     names = [s["name"] for s in json.loads(p.stdout)["scenarios"]]
     assert names == ["toy/repeat", "toy/unique"]

@@ -238,7 +238,7 @@ def test_matrix_end_to_end(tmp_path, monkeypatch, capsys, fake_probes):
 
     # Warm: the three good envs are reused, only the broken release is retried.
     prov2 = FakeProvider(LISTINGS, broken={"0.4.0"})
-    assert run_versions(monkeypatch, prov2, "--out", out, "--cache-dir", cache) == 1
+    assert run_versions(monkeypatch, prov2, "--out", out, "--replace", "--cache-dir", cache) == 1
     assert prov2.installed == ["0.4.0"]
     doc2 = json.loads((out / "versions.json").read_text())
     assert all(r["install"]["cached"] for r in doc2["releases"][:3])

@@ -1,11 +1,21 @@
 """The command line: one module per subcommand (listed in cli/main.py), plus the
 entry points of build_and_test.py (cli/build_and_test.py) and
 validate_artifacts.py (cli/validate.py, numpy only: this package's __init__
-imports nothing).
+imports nothing heavy).
 
 Each subcommand module exposes add_parser(subparsers, name) and main(args).
-build_and_test.py and validate_artifacts.py are thin entry points onto
-cli/build_and_test.py and cli/validate.py.
-
-Exit codes everywhere: 0 all good, 1 a check failed, 2 usage or environment error.
+Exit codes everywhere: 0 all good, 1 a check failed, 2 usage or environment
+error, 130 interrupted.
 """
+import sys
+
+
+def entry() -> int:
+    """The `mlx-vjpcheck` console script. The subcommands are imported inside the
+    guard, so a Ctrl-C during start-up is the same one line and exit 130."""
+    try:
+        from .main import main
+        return main()
+    except KeyboardInterrupt:
+        print("mlx-vjpcheck: interrupted", file=sys.stderr)
+        return 130

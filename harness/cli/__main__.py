@@ -1,5 +1,5 @@
 import sys
 
-from .main import main
+from . import entry
 
-sys.exit(main())
+sys.exit(entry())

@@ -1,79 +1,109 @@
-"""`mlx-vjpcheck fuzz`: explore gather-like calls, shrink every distinct gradient
-defect to a minimal counterexample, write findings and reproducers."""
+"""`mlx-vjpcheck fuzz`: search for gradient defects nobody wrote a scenario for,
+shrink each distinct one to a minimal counterexample, write findings and
+reproducers.
+
+Each finding is written into the (staged) output directory as soon as it is
+made; Ctrl-C or SIGTERM ends the campaign early, keeps every finding so far in
+a run directory that validates (campaign.json says "interrupted": true), and
+exits 130.
+"""
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+from pathlib import Path
 
 from ..core.errors import UsageError
 from ..evidence import rundir
 from ..running import environment
+from . import options
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="property-based search for gradient defects, with shrinking")
-    p.add_argument("--time", type=float, default=60.0, metavar="S", help="time budget in seconds (default 60)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", metavar="DIR", default="artifacts/fuzz", help="findings directory")
-    p.add_argument("--device", choices=("cpu", "gpu"), help="default: $MLX_VJPCHECK_DEVICE or cpu")
-    p.add_argument("--max-examples", type=int, metavar="N",
-                   help="case budget (with a fixed seed, makes the findings exactly reproducible)")
-    p.add_argument("--ops", metavar="LIST", help="comma-separated targets (default: all registered)")
+    p.add_argument("--time", type=options.positive_float, default=60.0, metavar="S",
+                   help="time budget in seconds (default: 60)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    options.add_out(p, "artifacts/fuzz", "findings directory")
+    p.add_argument("--device", choices=("cpu", "gpu"), help="default: $MLX_VJPCHECK_DEVICE, else cpu")
+    p.add_argument("--max-examples", type=options.positive_int, metavar="N",
+                   help="case budget (with a fixed seed, makes the search reproducible)")
+    p.add_argument("--ops", metavar="LIST", help="comma-separated ops to fuzz (default: every registered op)")
     p.add_argument("--db", metavar="DIR", default=None,
-                   help="hypothesis example database, or 'none' (default: .hypothesis/mlx-vjpcheck-fuzz)")
-    p.add_argument("--shards", type=int, default=1, metavar="N",
-                   help="run N campaigns in parallel processes (seeds SEED..SEED+N-1) and merge")
+                   help="example database directory, or 'none' for this campaign only (default: "
+                        "$MLX_VJPCHECK_CACHE/fuzz-db, i.e. ~/.cache/mlx-vjpcheck/fuzz-db); a finding "
+                        "first seen replaying a stored case is marked as coming from the database")
+    p.add_argument("--shards", type=options.positive_int, default=1, metavar="N",
+                   help="run N campaigns in parallel processes (seeds SEED..SEED+N-1) and merge (default: 1)")
     p.add_argument("--shard-index", type=int, default=None, help=argparse.SUPPRESS)  # set by --shards
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.set_defaults(func=main)
 
 
-def _check(args):
-    try:
-        from ..fuzz import targets
-    except ModuleNotFoundError as e:
-        if e.name != "hypothesis":
-            raise
-        raise UsageError("the fuzzer needs hypothesis: pip install hypothesis")
-    if args.time <= 0:
-        raise UsageError("--time must be positive")
-    if args.shards < 1:
-        raise UsageError("--shards must be at least 1")
-    if args.max_examples is not None and args.max_examples < 1:
-        raise UsageError("--max-examples must be at least 1")
+def _ops(args) -> list:
+    from ..fuzz import targets
     known = targets.names()
     ops = known if not args.ops else [o.strip() for o in args.ops.split(",") if o.strip()]
     bad = [o for o in ops if o not in known]
     if bad or not ops:
         raise UsageError(f"unknown fuzz target {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
+    return ops
+
+
+def _device(args) -> str:
     device = args.device or os.environ.get("MLX_VJPCHECK_DEVICE") or "cpu"
-    if device == "all":
-        device = "cpu"
+    device = "cpu" if device == "all" else device
+    from ..running import devices
     try:
-        from ..running import devices
         devices.resolve(device)
     except ImportError:
-        raise UsageError("mlx is not installed: pip install 'mlx[cpu]' (Linux) or mlx (macOS)")
+        raise UsageError("mlx is not installed: " + options.INSTALL["mlx"]) from None
     except devices.DeviceError as e:
-        raise UsageError(str(e))
+        raise UsageError(str(e)) from None
+    return device
+
+
+def _database(args):
+    from ..fuzz import database
+    if args.db is not None and args.db.lower() == "none":
+        return "none"
+    path = Path(args.db) if args.db is not None else database.default_dir()
     try:
-        rundir.check_target(args.out)
+        return rundir.check_writable(path, "--db")
     except rundir.OutDirError as e:
-        raise UsageError(str(e))
-    return ops, device
+        raise UsageError(f"{e} (give a directory, or 'none')") from None
+
+
+def check(args) -> tuple:
+    """Every input and output before the campaign: (ops, device, database)."""
+    options.require("hypothesis", "numpy", "rich", what="mlx-vjpcheck fuzz")
+    ops = _ops(args)
+    device = _device(args)
+    options.out_dir(args, "fuzz")
+    return ops, device, _database(args)
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt   # SIGTERM ends the campaign like Ctrl-C: findings are kept
 
 
 def main(args) -> int:
-    from ..fuzz import campaign, database
+    ops, device, db = check(args)
+    from ..fuzz import campaign, findings
     from . import terminal
-    ops, device = _check(args)
-    db_path = args.db if args.db is not None else database.DEFAULT_DIR
-    result = campaign.run(ops=ops, device=device, seed=args.seed, budget_s=args.time,
-                          max_cases=args.max_examples, db_path=db_path, shards=args.shards,
-                          display=campaign.quiet if args.no_progress else terminal.fuzz_progress)
-    env = environment.record([device])
-    with rundir.staged(args.out) as tmp:
-        campaign.write(tmp, result, env)
+    signal.signal(signal.SIGTERM, _terminate)
+    display = campaign.quiet if args.no_progress else terminal.fuzz_progress
+    with rundir.staged(args.out, "fuzz", args.replace) as tmp:
+        try:
+            result = campaign.run(ops=ops, device=device, seed=args.seed, budget_s=args.time,
+                                  max_cases=args.max_examples, db_path=db, shards=args.shards,
+                                  display=display, on_finding=lambda f: findings.write_one(tmp, f))
+        except campaign.ShardError as e:
+            raise UsageError(str(e)) from None
+        campaign.write(tmp, result, environment.record([device]))
     if args.shard_index is None:
         terminal.print_fuzz(result, args.out)
+    if result["campaign"].get("interrupted"):
+        return options.interrupted("mlx-vjpcheck fuzz")
     return 1 if result["findings"] else 0

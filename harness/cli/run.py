@@ -1,20 +1,23 @@
 """`mlx-vjpcheck run`: every catalog scenario on every available device."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..cases import catalog, selection
 from ..core.errors import UsageError
 from ..evidence import atomic, junit, paths, results, rundir
 from ..running import devices, environment, runner
+from . import options
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="run the differential suite and write results.json")
     p.add_argument("--device", choices=("cpu", "gpu", "all"),
-                   help="default: $MLX_VJPCHECK_DEVICE or all available")
-    p.add_argument("--filter", metavar="PATTERN", help="glob or substring of scenario names")
-    p.add_argument("--out", metavar="DIR", default="artifacts/run", help="run directory")
+                   help="cpu, gpu or all (default: $MLX_VJPCHECK_DEVICE, else every device this MLX has)")
+    p.add_argument("--filter", metavar="PATTERN",
+                   help="only scenarios whose name matches: a glob when it has * ? [, else a substring")
+    options.add_out(p, "artifacts/run")
     p.add_argument("--junitxml", metavar="FILE",
                    help="also write JUnit XML here: one testcase per scenario and device")
     p.set_defaults(func=main)
@@ -24,34 +27,52 @@ def resolve_devices(requested):
     try:
         return devices.resolve(requested)
     except ImportError:
-        raise UsageError("mlx is not installed: pip install 'mlx[cpu]' (Linux) or mlx (macOS)")
+        raise UsageError("mlx is not installed: " + options.INSTALL["mlx"]) from None
     except devices.DeviceError as e:
-        raise UsageError(str(e))
+        raise UsageError(str(e)) from None
 
 
-def main(args) -> int:
-    from . import terminal
+def check(args) -> tuple:
+    """Every input and output, before any scenario runs: (scenarios, devices)."""
+    options.require("numpy", "rich", what="mlx-vjpcheck run")
     chosen = selection.select(catalog.catalog(), args.filter)
     if not chosen:
         raise UsageError(f"no scenario matches --filter {args.filter!r}")
     devs = resolve_devices(args.device)
+    options.out_dir(args, "run")
+    if args.junitxml:
+        if Path(args.out).resolve() in Path(args.junitxml).resolve().parents:
+            raise UsageError(f"--junitxml {args.junitxml} lies inside --out {args.out}, which is written whole")
+        options.out_file(args.junitxml, "junit", args.replace, "--junitxml")
+    return chosen, devs
+
+
+def main(args) -> int:
+    chosen, devs = check(args)
+    from . import terminal
     try:
-        rundir.check_target(args.out)
-    except rundir.OutDirError as e:
-        raise UsageError(str(e))
-    if args.junitxml and Path(args.junitxml).is_dir():
-        raise UsageError(f"--junitxml {args.junitxml} is a directory")
-    with terminal.progress(len(chosen) * len(devs)) as tick:
-        records = runner.run(chosen, devs, on_record=tick)
+        with terminal.progress(len(chosen) * len(devs)) as tick:
+            records = runner.run(chosen, devs, on_record=tick)
+    except runner.WorkerError as e:
+        raise UsageError(str(e)) from None
     env = environment.record(devs)
     env["skipped_devices"] = devices.skipped(devs)
     data = results.build(chosen, records, env)
-    with rundir.staged(args.out) as tmp:
-        atomic.write_json(Path(tmp) / paths.RESULTS, data)
-        atomic.write_json(Path(tmp) / paths.ENVIRONMENT, env)
-    if args.junitxml:
-        junit.write(args.junitxml, records, {"mlx": env.get("mlx"), "results": f"{args.out}/{paths.RESULTS}"})
+    pending = None
+    try:
+        with rundir.staged(args.out, "run", args.replace) as tmp:
+            atomic.write_json(Path(tmp) / paths.RESULTS, data)
+            atomic.write_json(Path(tmp) / paths.ENVIRONMENT, env)
+            if args.junitxml:   # written beside its target now, renamed with the run directory
+                pending = atomic.prepare(args.junitxml, junit.render(
+                    records, {"mlx": env.get("mlx"), "results": f"{args.out}/{paths.RESULTS}"}).encode())
+        if pending:
+            os.replace(pending, args.junitxml)
+            pending = None
+    finally:
+        if pending:
+            os.unlink(pending)
     terminal.print_summary(records, data["summary"], args.out)
     for dev, why in env["skipped_devices"].items():
-        terminal.console().print(f"{dev}: skipped ({why})")
+        terminal.console().print(f"{dev}: skipped ({terminal.escape(why)})")
     return results.exit_code(records)

@@ -1,15 +1,20 @@
 """Human-facing output, all of it rich: progress while running, tables after.
 
 The run table, the native pristine-vs-patched table, the fuzz progress and
-findings table. Only the command line imports this module.
+findings table. Only the command line imports this module. Every text that
+comes from MLX, from a file or from a scenario name goes through `escape`:
+rich would read "[scatter_add_axis]" as markup and drop it.
 """
 from __future__ import annotations
 
+import math
+import os
 import sys
 import time
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
@@ -20,9 +25,19 @@ STYLE = {"pass": "green", "fail": "red", "error": "magenta", "crashed": "bold re
 
 
 def console(stderr: bool = False) -> Console:
+    """A terminal gets its own width and $COLUMNS is obeyed; other piped output
+    (logs, CI) gets 120 columns instead of rich's 80."""
     stream = sys.stderr if stderr else sys.stdout
-    # Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns.
-    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 160)
+    width = None if stream.isatty() or os.environ.get("COLUMNS", "").isdigit() else 120
+    return Console(stderr=stderr, highlight=False, width=width)
+
+
+def number(x, digits: int = 3) -> str:
+    """A float for a table cell: NaN and infinities shown as such, never blank."""
+    if x is None:
+        return "-"
+    x = float(x)
+    return f"{x:.{digits}g}" if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
 
 
 @contextmanager
@@ -33,26 +48,29 @@ def progress(total: int, label: str = "scenarios"):
                    console=console(stderr=True), transient=True)
     with bar:
         task = bar.add_task(label, total=total, last="")
-        yield lambda rec: bar.update(task, advance=1, last=f"{rec['status']:7s} {rec['scenario']}")
+        yield lambda rec: bar.update(task, advance=1, last=escape(f"{rec['status']:7s} {rec['scenario']}"))
 
 
 def worst_text(rec: dict) -> str:
+    """The error MLX raised, or the worst check: error and tolerance, or why it failed."""
     if rec.get("error"):
-        return rec["error"][:60]
+        return escape(rec["error"][:80])
     w = verdict.worst(rec["checks"])
-    if not w or w.get("worst_error") is None:
+    if not w:
         return ""
-    return f"{w['name']} {w['worst_error']:.3g} (tol {w['worst_tolerance']:.2g})"
+    if w.get("worst_error") is None:
+        return escape(f"{w['name']}: {w.get('reason', '')}")
+    return escape(f"{w['name']} {number(w['worst_error'])} (tol {number(w['worst_tolerance'], 2)})")
 
 
 def table(records: list, title: str = "mlx-vjpcheck") -> Table:
     devices = sorted({r["device"] for r in records})
     t = Table(title=title, show_lines=False)
     # Names are the handle for --filter: never cut them.
-    t.add_column("scenario", no_wrap=True, min_width=max((len(r["scenario"]) for r in records), default=8))
+    t.add_column("scenario", overflow="fold", ratio=3)
     for d in devices:
         t.add_column(d)
-        t.add_column("worst error", overflow="fold")
+        t.add_column("worst error", overflow="fold", ratio=2)
     rows = {}
     for r in records:
         rows.setdefault(r["scenario"], {})[r["device"]] = r
@@ -61,7 +79,7 @@ def table(records: list, title: str = "mlx-vjpcheck") -> Table:
         for d in devices:
             r = per_dev.get(d)
             cells += ([f"[{STYLE[r['status']]}]{r['status']}[/]", worst_text(r)] if r else ["-", ""])
-        t.add_row(name, *cells)
+        t.add_row(escape(name), *cells)
     return t
 
 
@@ -80,13 +98,13 @@ def _cell(status) -> str:
 
 
 def native_table(comp: dict) -> Table:
-    t = Table(title=f"native: pristine vs patched ({', '.join(comp['units'])})")
+    t = Table(title=escape(f"native: pristine vs patched ({', '.join(comp['units'])})"))
     t.add_column("scenario", overflow="fold")
     t.add_column("expects defect")
     t.add_column("pristine")
     t.add_column("patched")
     for r in comp["rows"]:
-        t.add_row(r["scenario"], "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
+        t.add_row(escape(r["scenario"]), "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
                   _cell(r["patched"]))
     return t
 
@@ -95,7 +113,7 @@ def print_native(comp: dict) -> None:
     c = console()
     c.print(native_table(comp))
     for k in comp.get("skipped", []):
-        c.print(f"skipped {k['scenario']}: {k['reason']}")
+        c.print(escape(f"skipped {k['scenario']}: {k['reason']}"))
 
 
 # --- fuzz -------------------------------------------------------------------------
@@ -114,8 +132,9 @@ def fuzz_progress(budget_s: float):
                 counts["cases"] += 1
             elif kind == "finding":
                 counts["findings"] += 1
-                bar.console.print(f"[red]finding[/] {payload.signature}  size {payload.size}  "
-                                  f"found {payload.time_found_s:.1f}s, minimal {payload.time_minimal_s:.1f}s")
+                bar.console.print("[red]finding[/] " + escape(
+                    f"{payload.signature}  size {payload.size}  found {payload.time_found_s:.1f}s, "
+                    f"minimal {payload.time_minimal_s:.1f}s"))
             now = time.monotonic()
             if kind != "case" or now - last[0] > 0.1:
                 last[0] = now
@@ -133,7 +152,7 @@ def print_fuzz(result: dict, out_dir) -> None:
     for col in ("signature", "oracles", "size", "found s", "minimal s"):
         t.add_column(col, overflow="fold")
     for f in result["findings"]:
-        t.add_row(f.signature, ",".join(f.oracles), str(f.size), f"{f.time_found_s:.1f}",
+        t.add_row(escape(f.signature), ",".join(f.oracles), str(f.size), f"{f.time_found_s:.1f}",
                   f"{f.time_minimal_s:.1f}" + ("" if f.shrunk else " (shrink capped)"))
     c.print(t)
     c.print(f"{len(result['findings'])} findings from {st['cases']} cases "

@@ -15,25 +15,31 @@ from ..core.errors import UsageError
 from ..evidence import rundir
 from ..running import environment
 from ..versions import matrix as V
+from . import options
 
 STYLE = {V.PRESENT: "red", V.ABSENT: "green", V.CANNOT: "yellow"}
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="run the probes against every released MLX version")
-    p.add_argument("--from", dest="lo", metavar="V", help="oldest release to test (inclusive)")
-    p.add_argument("--to", dest="hi", metavar="V", help="newest release to test (inclusive)")
-    p.add_argument("--only", metavar="V", nargs="+", help="test exactly these releases")
+    p.add_argument("--from", dest="lo", metavar="V",
+                   help="oldest release to test, inclusive (default: the oldest offered for this platform)")
+    p.add_argument("--to", dest="hi", metavar="V",
+                   help="newest release to test, inclusive (default: the newest offered)")
+    p.add_argument("--only", metavar="V", nargs="+", help="test exactly these releases (instead of a range)")
     p.add_argument("--probes", metavar="SCRIPT", nargs="+", default=[],
                    help="extra probe scripts (taking --device cpu|gpu; exit 0 absent, 1 present, "
                         "125 cannot test), e.g. findings/*_repro.py from `mlx-vjpcheck fuzz`")
-    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    p.add_argument("--out", metavar="DIR", default="artifacts/versions", help="run directory")
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="default: cpu")
+    options.add_out(p, "artifacts/versions")
     p.add_argument("--cache-dir", metavar="DIR",
-                   help=f"where environments are kept (default ${V.CACHE_ENV} or ~/.cache/mlx-vjpcheck)")
-    p.add_argument("--jobs", "-j", type=int, default=min(4, os.cpu_count() or 1),
-                   help="releases handled at once")
-    p.add_argument("--timeout", type=float, default=300, help="seconds per probe run")
+                   help=f"where environments are kept (default: ${V.CACHE_ENV} or ~/.cache/mlx-vjpcheck); "
+                        "every release costs one environment, about 130 MB")
+    jobs = min(4, os.cpu_count() or 1)
+    p.add_argument("--jobs", "-j", type=options.positive_int, default=jobs,
+                   help=f"releases handled at once (default: {jobs}, min(4, CPUs))")
+    p.add_argument("--timeout", type=options.positive_float, default=300,
+                   help="seconds per probe run (default: 300)")
     p.set_defaults(func=main, provider=None)
 
 
@@ -109,13 +115,35 @@ def print_result(rows, probe_list, doc, out) -> None:
     c.print(f"-> {out}/versions.json")
 
 
+def _check_device(device: str) -> None:
+    """A GPU asked for must exist here: the probes would all answer "cannot test"."""
+    if device != "gpu":
+        return
+    try:
+        from ..running import devices
+        devices.resolve("gpu")
+    except ImportError:
+        raise UsageError("--device gpu: mlx is not installed here to tell whether a GPU exists") from None
+    except devices.DeviceError as e:
+        raise UsageError(str(e)) from None
+
+
+def _check_cache(path) -> None:
+    try:
+        rundir.check_writable(V.cache_root(path), "--cache-dir")
+    except rundir.OutDirError as e:
+        raise UsageError(str(e)) from None
+
+
 def main(args) -> int:
     _check_versions(args)
+    _check_device(args.device)
+    _check_cache(args.cache_dir)
     try:
         probe_list = V.probes(args.probes)
-        rundir.check_target(args.out)
-    except (V.VersionsError, rundir.OutDirError) as e:
-        raise UsageError(str(e))
+    except V.VersionsError as e:
+        raise UsageError(str(e)) from None
+    options.out_dir(args, "versions")
     provider = args.provider or V.PipProvider()
     root = V.cache_root(args.cache_dir)
     chosen = choose_releases(provider, args, root)
@@ -129,7 +157,7 @@ def main(args) -> int:
             "range": {"from": args.lo, "to": args.hi, "only": args.only},
             "seconds": round(time.perf_counter() - t0, 3)}
     doc = V.document(rows, probe_list, meta)
-    with rundir.staged(args.out) as tmp:
+    with rundir.staged(args.out, "versions", args.replace) as tmp:
         V.write_run(tmp, rows, probe_list, doc, environment.record())
     print_result(rows, probe_list, doc, args.out)
     if not any(r.install.get("status") == "ok" for r in rows):

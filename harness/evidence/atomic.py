@@ -8,7 +8,15 @@ from pathlib import Path
 from ..core import jsonio
 
 
-def write_bytes(path, data: bytes) -> Path:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def prepare(path, data: bytes) -> str:
+    """Write data to a temp file beside `path` (mode per the umask, flushed to disk)
+    and return its name; os.replace(name, path) publishes it in one step."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -17,12 +25,21 @@ def write_bytes(path, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_bytes(path, data: bytes) -> Path:
+    tmp = prepare(path, data)
+    try:
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.unlink(tmp)
         raise
-    return path
+    return Path(path)
 
 
 def write_text(path, text: str) -> Path:

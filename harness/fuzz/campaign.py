@@ -3,17 +3,23 @@ shards in parallel processes, and write its out dir."""
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from ..evidence import paths
 from . import database, findings, pool, search, targets
 
 SCHEMA = "mlx-vjpcheck/fuzz-campaign/1"
 DTYPES = ("float32", "float16", "bfloat16")
 CLI = __name__.split(".")[0] + ".cli"   # shards run `python -m <package>.cli fuzz ...`
+
+
+class ShardError(RuntimeError):
+    """A shard process failed outright (one line, exit 2)."""
 
 
 @contextlib.contextmanager
@@ -36,7 +42,16 @@ def fd_seed(s) -> int:
     return int(s.name.rsplit("/", 1)[-1][:12], 16)
 
 
-def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet) -> dict:
+def _tee(on_event, on_finding):
+    def event(kind, payload):
+        if kind == "finding" and on_finding is not None:
+            on_finding(payload)
+        on_event(kind, payload)
+    return event
+
+
+def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet, on_finding=None) -> dict:
+    """One campaign. Ctrl-C ends it early: what was found is returned, marked interrupted."""
     t0 = time.monotonic()
     with pool.Worker(device) as w:
         dtypes = supported_dtypes(w, ops)
@@ -44,7 +59,8 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet) -
         with display(budget_s) as on_event:
             camp = search.Campaign(lambda s, n: w.run(s, fd_seed(s)), ops, dtypes, seed=seed,
                                    budget_s=budget_s, max_cases=max_cases,
-                                   db=database.open_db(db_path), on_event=on_event, device=device)
+                                   db=database.open_db(db_path), on_event=_tee(on_event, on_finding),
+                                   device=device)
             found = camp.run()
     st = camp.stats
     elapsed = st.elapsed()
@@ -58,7 +74,8 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet) -
                       "cache_hits": st.cache_hits, "rounds": st.rounds,
                       "elapsed_s": round(elapsed, 3),
                       "cases_per_s": round(st.cases / elapsed, 2) if elapsed else None},
-            "unconfirmed_samples": st.unconfirmed_samples}
+            "unconfirmed_samples": st.unconfirmed_samples, "interrupted": camp.interrupted,
+            "from_database": sorted(f.signature for f in found if f.from_database)}
     return {"findings": found, "campaign": info}
 
 
@@ -77,15 +94,28 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet
         procs = [subprocess.Popen(_shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, o),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   cwd=pool.ROOT) for i, o in enumerate(outs)]
+        interrupted = False
         with display(budget_s) as on_event:
-            results = [p.communicate() for p in procs]
+            try:
+                results = [p.communicate() for p in procs]
+            except KeyboardInterrupt:   # each shard keeps what it found and exits 130
+                interrupted = True
+                for p in procs:
+                    if p.poll() is None:
+                        p.send_signal(signal.SIGINT)
+                results = [p.communicate() for p in procs]
             on_event("done", None)
         for i, (p, (_, err)) in enumerate(zip(procs, results)):
-            if p.returncode not in (0, 1):
+            if p.returncode not in (0, 1, 130) or not (outs[i] / paths.CAMPAIGN).is_file():
+                if interrupted and p.returncode == 130:
+                    continue   # interrupted before it had anything to keep
                 tail = (err.strip().splitlines() or ["no output"])[-1]
-                raise RuntimeError(f"fuzz shard {i} failed (exit {p.returncode}): {tail}")
-        groups = [findings.load(o) for o in outs]
-        infos = [findings.load_campaign(o) for o in outs]
+                raise ShardError(f"fuzz shard {i} failed (exit {p.returncode}): {tail}")
+        kept = [o for o in outs if (o / paths.CAMPAIGN).is_file()]
+        if not kept:
+            raise KeyboardInterrupt
+        groups = [findings.load(o) for o in kept]
+        infos = [findings.load_campaign(o) for o in kept]
     for i, (g, info) in enumerate(zip(groups, infos)):
         offset = info["started_at"] - t0   # shard start-up counts: times are from our start
         for f in g:
@@ -93,7 +123,9 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet
             f.time_found_s = round(f.time_found_s + offset, 3)
             f.time_minimal_s = round(f.time_minimal_s + offset, 3)
     merged = findings.merge(groups)
-    return {"findings": merged, "campaign": merge_info(infos, seed, n)}
+    info = merge_info(infos, seed, n)
+    info["interrupted"] = interrupted or any(i.get("interrupted") for i in infos)
+    return {"findings": merged, "campaign": info}
 
 
 def merge_info(infos, seed, n) -> dict:
@@ -104,18 +136,21 @@ def merge_info(infos, seed, n) -> dict:
     first = infos[0]
     return dict(first, seed=seed, seeds=[i["seed"] for i in infos], shards=n, stats=stats,
                 shard_stats=[i["stats"] for i in infos],
-                unconfirmed_samples=[u for i in infos for u in i["unconfirmed_samples"]][:20])
+                unconfirmed_samples=[u for i in infos for u in i["unconfirmed_samples"]][:20],
+                from_database=sorted({s for i in infos for s in i.get("from_database", [])}))
 
 
-def run(ops, device, seed, budget_s, max_cases, db_path, shards=1, display=quiet):
-    """`display(budget_s)`: a context manager yielding on_event(kind, payload)."""
+def run(ops, device, seed, budget_s, max_cases, db_path, shards=1, display=quiet, on_finding=None):
+    """`display(budget_s)`: a context manager yielding on_event(kind, payload);
+    `on_finding(finding)`: told of each finding as it is made (single campaigns)."""
     if shards > 1:
         return run_shards(shards, ops, device, seed, budget_s, max_cases, db_path, display)
-    return run_single(ops, device, seed, budget_s, max_cases, db_path, display)
+    return run_single(ops, device, seed, budget_s, max_cases, db_path, display, on_finding)
 
 
 def write(root, result, env) -> None:
     info = dict(result["campaign"], findings=[
-        {k: getattr(f, k) for k in ("signature", "time_found_s", "time_minimal_s", "size", "shard")}
+        {k: getattr(f, k) for k in ("signature", "time_found_s", "time_minimal_s", "size", "shard",
+                                    "from_database")}
         for f in result["findings"]])
     findings.write(root, result["findings"], info, env)

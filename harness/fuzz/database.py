@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-DEFAULT_DIR = ".hypothesis/mlx-vjpcheck-fuzz"
+def default_dir():
+    """In the user's cache, never the current directory: a repeat campaign in another
+    folder must not replay (and "find" at once) what an earlier one found, unasked."""
+    from ..core import resources
+    return resources.cache_root() / "fuzz-db"
 
 
 class CampaignDatabase(ExampleDatabase):
@@ -27,6 +31,10 @@ class CampaignDatabase(ExampleDatabase):
         self.disk = DirectoryBasedExampleDatabase(str(path)) if path else None
         self.focus: bytes | None = None
         self.replay_disk = True
+
+    def stored(self, key: bytes) -> list:
+        """The counterexamples earlier campaigns kept for this key."""
+        return list(self.disk.fetch(key)) if self.disk is not None else []
 
     def keep(self, key: bytes, value: bytes) -> None:
         if self.disk is not None and value is not None:

@@ -55,6 +55,7 @@ class Finding:
     scenario: dict = field(repr=False)
     record: dict = field(repr=False)
     shard: int | None = None
+    from_database: bool = False  # first seen replaying a case an earlier campaign kept
 
     @staticmethod
     def from_outcome(out, **kw) -> "Finding":
@@ -81,12 +82,18 @@ class Finding:
                 "expected": exp, "size": self.size}
 
 
-def write(root, found: list, campaign: dict, env: dict) -> None:
+def write_one(root, f: Finding) -> None:
+    """A finding's record and reproducer, written as soon as it is found."""
     from . import repro
     root = Path(root)
+    atomic.write_json(root / paths.FINDINGS_DIR / f"{f.signature}.json", f.detail())
+    atomic.write_text(root / paths.FINDINGS_DIR / f"{f.signature}_repro.py", repro.render(f))
+
+
+def write(root, found: list, campaign: dict, env: dict) -> None:
+    root = Path(root)
     for f in found:
-        atomic.write_json(root / paths.FINDINGS_DIR / f"{f.signature}.json", f.detail())
-        atomic.write_text(root / paths.FINDINGS_DIR / f"{f.signature}_repro.py", repro.render(f))
+        write_one(root, f)
     atomic.write_json(root / paths.FINDINGS, [f.entry() for f in found])
     atomic.write_json(root / paths.CAMPAIGN, campaign)
     atomic.write_json(root / paths.ENVIRONMENT, env)

@@ -109,6 +109,10 @@ class Campaign:
         self.stats, self.found, self.cache, self.parked = Stats(), [], {}, {}
         self.defer = True
         self.key = database.key(self.ops)
+        self.interrupted = False
+        # Cases kept by earlier campaigns: a finding first seen while replaying one
+        # of them is reported as coming from the database, not from this search.
+        self.stored = set(self.db.stored(self.key))
 
     # -- evaluation ---------------------------------------------------------
     def over_budget(self) -> bool:
@@ -163,8 +167,10 @@ class Campaign:
         replay and shrink later) and the smallest case seen (kept if never shrunk)."""
         p = self.parked.get(sig)
         if p is None:
-            self.parked[sig] = {"data": choices_of_current_case(), "out": out,
-                                "t": self.stats.elapsed(), "cases": self.stats.cases}
+            data = choices_of_current_case()
+            self.parked[sig] = {"data": data, "out": out, "t": self.stats.elapsed(),
+                                "cases": self.stats.cases,
+                                "from_database": self.stats.rounds == 1 and data in self.stored}
             self.on_event("hit", out)
         elif findings.size(out.scenario) < findings.size(p["out"].scenario):
             p["out"] = out
@@ -230,7 +236,7 @@ class Campaign:
         return findings.Finding.from_outcome(
             out, seed=self.seed, round=self.stats.rounds, time_found_s=p["t"], time_minimal_s=t_minimal,
             cases_before=p["cases"], shrunk=shrunk, first_size=findings.size(p["out"].scenario),
-            device=self.device)
+            device=self.device, from_database=p["from_database"])
 
     def run(self) -> list:
         known = set()
@@ -243,7 +249,9 @@ class Campaign:
                     self.on_event("finding", f)
         except _Stop:
             pass
-        # Budget spent: defects seen but not shrunk are still reported, as seen.
+        except KeyboardInterrupt:   # keep what was found; the caller writes it and exits 130
+            self.interrupted = True
+        # Budget spent (or interrupted): defects seen but not shrunk are reported, as seen.
         for sig in [s for s in self.parked if s not in known]:
             p = self.parked[sig]
             f = self.finding(sig, p["out"], False, p["t"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 
@@ -33,6 +34,8 @@ def _emit(obj) -> None:
 
 def main(argv=None) -> int:
     device = (argv or sys.argv[1:])[0]
+    # Ctrl-C is the parent's to handle: it closes this worker when it has kept its findings.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _protocol_channel()
     from ..core import scenario
     from ..running import devices

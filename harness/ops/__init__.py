@@ -20,6 +20,10 @@ MODULES = (
     "gather_qmm",
     "gather_family",
     "cumsum",
+    "quantized_matmul",
+    "block_masked_mm",
+    "conv_general",
+    "hadamard_transform",
 )
 
 PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"

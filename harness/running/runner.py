@@ -41,11 +41,38 @@ def run_device(scenarios: list, device: str, on_record=None) -> list:
     return records
 
 
+class WorkerError(RuntimeError):
+    """The worker died outside any scenario: a broken environment, not a case (exit 2)."""
+
+
 def _one_worker(scenarios, path, device, start, records, on_record) -> int:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", WORKER, path, device, str(start)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=PACKAGE_PARENT)
+    with tempfile.TemporaryFile(mode="w+") as err:   # a file: a full pipe cannot stall the worker
+        proc = subprocess.Popen([sys.executable, "-m", WORKER, path, device, str(start)],
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=PACKAGE_PARENT)
+        try:
+            current = _read(proc, records, on_record)
+            rc = proc.wait()
+        except BaseException:   # interrupted: the worker ignores SIGINT, so end it here
+            proc.kill()
+            proc.wait()
+            raise
+        err.seek(0)
+        stderr = err.read()
+    if current is None:
+        if rc != 0:
+            raise WorkerError(f"the worker failed before running a scenario (exit {rc}): "
+                              f"{(stderr.strip().splitlines() or ['(no output)'])[-1]}")
+        return len(scenarios)
+    rec = _crash_record(scenarios[current], device, rc, stderr)
+    records.append(rec)
+    if on_record:
+        on_record(rec)
+    return current + 1
+
+
+def _read(proc, records, on_record):
+    """Collect the worker's records; the index of a scenario it started but did not finish."""
     current = None
     for line in proc.stdout:
         msg = json.loads(line)
@@ -56,18 +83,7 @@ def _one_worker(scenarios, path, device, start, records, on_record) -> int:
             if on_record:
                 on_record(msg["record"])
             current = None
-    stderr = proc.stderr.read()
-    rc = proc.wait()
-    if current is None:
-        if rc != 0:   # died outside any scenario: the environment is broken, not a case
-            raise RuntimeError(f"worker failed before running a scenario: "
-                               f"{(stderr.strip().splitlines() or ['(no output)'])[-1]}")
-        return len(scenarios)
-    rec = _crash_record(scenarios[current], device, rc, stderr)
-    records.append(rec)
-    if on_record:
-        on_record(rec)
-    return current + 1
+    return current
 
 
 def run(scenarios: list, devices: list, on_record=None) -> list:

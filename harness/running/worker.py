@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 _PROTO = None
@@ -31,6 +32,7 @@ def _emit(obj) -> None:
 
 def main(argv=None) -> int:
     path, device, start = (argv or sys.argv[1:])[:3]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
     _protocol_channel()
     from ..core import scenario
     from . import devices, execute

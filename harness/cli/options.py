@@ -1,0 +1,86 @@
+"""What every command line shares: one-line usage errors, checked number types,
+output options, dependency checks, and the exit statuses.
+
+Exit statuses (README's table): 0 all good, 1 a check failed or a defect was
+found, 2 bad input or an unusable environment (one line on stderr, nothing
+written), 130 interrupted (Ctrl-C, the shell's convention for SIGINT).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+
+from ..core.errors import UsageError
+from ..evidence import rundir
+
+INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (and exit 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
+def add_out(p, default: str, what: str = "run directory") -> None:
+    p.add_argument("--out", metavar="DIR", default=default, help=f"{what} (default: {default})")
+    add_replace(p)
+
+
+def add_replace(p) -> None:
+    p.add_argument("--replace", action="store_true",
+                   help="replace earlier output of the same kind at --out (never anything else)")
+
+
+def out_dir(args, kind: str):
+    """The checked --out directory (UsageError when it cannot be used)."""
+    try:
+        return rundir.check_target(args.out, kind, args.replace)
+    except rundir.OutDirError as e:
+        raise UsageError(str(e)) from None
+
+
+def out_file(path, kind: str, replace: bool, flag: str):
+    try:
+        return rundir.check_file_target(path, kind, replace, flag)
+    except rundir.OutDirError as e:
+        raise UsageError(str(e)) from None
+
+
+INSTALL = {"mlx": "python3 -m pip install 'mlx[cpu]' (Linux) or mlx (macOS)",
+           "numpy": "python3 -m pip install numpy", "rich": "python3 -m pip install rich",
+           "hypothesis": "python3 -m pip install hypothesis"}
+
+
+def require(*modules: str, what: str) -> None:
+    """Fail before any work when a module the command needs is not installed."""
+    for name in modules:
+        if importlib.util.find_spec(name) is None:
+            raise UsageError(f"{what} needs {name}, which is not installed: {INSTALL.get(name, name)}")
+
+
+def interrupted(prog: str) -> int:
+    print(f"{prog}: interrupted", file=sys.stderr)
+    return INTERRUPTED
