@@ -31,9 +31,12 @@ FAST = ("rms_norm", "layer_norm", "rope", "sdpa")
 
 @pytest.fixture(autouse=True)
 def fast_ops(monkeypatch):
+    """The four modules as plugins where ops.MODULES does not list them (never both:
+    the registry refuses an op declared twice)."""
+    built_in = {f"mlx_vjpcheck.ops.{m}" for m in ops.MODULES}
     current = [m.strip() for m in os.environ.get(ops.PLUGINS_ENV, "").split(",") if m.strip()]
-    extra = [f"mlx_vjpcheck.ops.{m}" for m in FAST if m not in ops.MODULES]
-    monkeypatch.setenv(ops.PLUGINS_ENV, ",".join(dict.fromkeys(current + extra)))
+    wanted = current + [f"mlx_vjpcheck.ops.{m}" for m in FAST]
+    monkeypatch.setenv(ops.PLUGINS_ENV, ",".join(m for m in dict.fromkeys(wanted) if m not in built_in))
     monkeypatch.setattr(ops, "_REGISTRY", {})
 
 
@@ -346,8 +349,8 @@ def sdpa_scale_missing_in_dk(c):
     return dict(grads, k=grads["k"] / c.params["scale"])
 
 
-def _attention(mx, env, params, softmax):
-    """MLX's fallback composition, with the softmax supplied."""
+def _attention(mx, env, params, softmax, hidden=float(np.finfo(np.float32).min)):
+    """MLX's fallback composition, with the softmax and the hidden-score value supplied."""
     q, k, v, mask, kind = env["q"], env["k"], env["v"], env["mask"], params["mask"]
     reps = q.shape[1] // k.shape[1]
     s = params["scale"] * (q @ mx.swapaxes(mx.repeat(k, reps, axis=1), -1, -2))
@@ -357,7 +360,7 @@ def _attention(mx, env, params, softmax):
     if kind in ("causal", "bool"):
         lower_right = np.arange(Tk)[None] <= np.arange(Tq)[:, None] + Tk - Tq
         seen = mx.array(lower_right) if kind == "causal" else mask != 0
-        s = mx.where(seen, s, mx.array(np.finfo(np.float32).min))
+        s = mx.where(seen, s, mx.array(hidden, dtype=mx.float32))
     return softmax(s) @ mx.repeat(v, reps, axis=1)
 
 
@@ -371,19 +374,30 @@ def _softmax_with(centred):
     return f
 
 
-def _sdpa_composed(centred):
+def _sdpa_composed(centred, hidden=float(np.finfo(np.float32).min)):
     def backward(c):
         mx = _mx()
         names = ("q", "k", "v")
 
         def f(*xs):
-            return _attention(mx, dict(c.env, **dict(zip(names, xs))), c.params, _softmax_with(centred))
+            env = dict(c.env, **dict(zip(names, xs)))
+            return _attention(mx, env, c.params, _softmax_with(centred), hidden)
         _, grads = mx.vjp(f, [c.env[n] for n in names], [c.cot])
         return dict(zip(names, grads))
     return backward
 
 
 sdpa_softmax_not_centred = _sdpa_composed(False)
+sdpa_hidden_scores_minus_inf = _sdpa_composed(True, -math.inf)   # rows that see nothing: NaN
+
+
+def sdpa_bool_mask_added(c):
+    return c.true(mask="additive")                     # the 0/1 mask added to the scores
+
+
+def ln_weight_bias_swapped(c):
+    grads = c.true()
+    return dict(grads, weight=grads["bias"], bias=grads["weight"])
 
 
 # op, mutant, catalog scenarios that must each reject it
@@ -396,6 +410,7 @@ MUTANTS = [
     ("layer_norm", ln_variance_term_dropped, ["layer_norm/single/x", "layer_norm/no_weight/no_bias"]),
     ("layer_norm", ln_bias_grad_mean, ["layer_norm/single/bias", "layer_norm/rank3"]),
     ("layer_norm", norm_weight_ignored_in_dx, ["layer_norm/single/x", "layer_norm/weight/no_bias"]),
+    ("layer_norm", ln_weight_bias_swapped, ["layer_norm/weight/bias", "layer_norm/rank3"]),
     ("rope", rope_forward_rotation, ["rope/halves/base", "rope/traditional/base"]),
     ("rope", rope_offset_ignored, ["rope/halves/base", "rope/offset_array_scalar"]),
     ("rope", rope_first_offset_for_all, ["rope/halves/offset_vector", "rope/rank5"]),
@@ -408,6 +423,8 @@ MUTANTS = [
     ("sdpa", sdpa_group_first_head_only, ["sdpa/gqa/plain", "sdpa/gqa/k_only", "sdpa/mqa"]),
     ("sdpa", sdpa_scale_missing_in_dk, ["sdpa/single/k", "sdpa/gqa/k_only"]),
     ("sdpa", sdpa_softmax_not_centred, ["sdpa/single/q", "sdpa/plain/ones_cotangent"]),
+    ("sdpa", sdpa_hidden_scores_minus_inf, ["sdpa/causal/more_queries", "sdpa/bool/broadcast_rows"]),
+    ("sdpa", sdpa_bool_mask_added, ["sdpa/bool/broadcast_rows", "sdpa/gqa/bool_per_head"]),
 ]
 
 
