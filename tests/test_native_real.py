@@ -29,12 +29,14 @@ def test_pristine_reproduces_and_patched_passes(tmp_path, capsys):
                                  "--opt", "O0"])
     assert code == 0, capsys.readouterr()
     comp = json.loads((out / "comparison.json").read_text())
-    assert comp["units"] == ["mlx/primitives.cpp"]
+    assert comp["units"] == ["mlx/primitives.cpp", "mlx/ops.cpp", "mlx/backend/cpu/masked_mm.cpp"]
     rows = {r["scenario"]: r for r in comp["rows"]}
     ran = [s for s in catalog.catalog() if s.name in rows]
     assert ran and all(rows[s.name]["patched"] == "pass" for s in ran)
     assert all(rows[s.name]["pristine"] in ("fail", "error") for s in ran if s.expects_defect)
     assert all(rows[s.name]["pristine"] == "pass" for s in ran if not s.sorted_indices)
+    corpus = [r for r in comp["rows"] if r["source"] == "regression"]
+    assert corpus and all(r["pristine"] != "pass" and r["patched"] == "pass" for r in corpus if r["in_scope"])
     for c in json.loads((out / "commands.json").read_text()):
         assert c["exit_code"] == 0 and (out / c["stderr"]).is_file()
     env = json.loads((out / "environment.json").read_text())
