@@ -32,8 +32,12 @@ def add_parser(sub, name):
     p.add_argument("--ops", metavar="LIST", help="comma-separated ops to fuzz (default: every registered op)")
     p.add_argument("--db", metavar="DIR", default=None,
                    help="example database directory, or 'none' for this campaign only (default: "
-                        "$MLX_VJPCHECK_CACHE/fuzz-db, i.e. ~/.cache/mlx-vjpcheck/fuzz-db); a finding "
-                        "first seen replaying a stored case is marked as coming from the database")
+                        "$MLX_VJPCHECK_CACHE/fuzz-db, i.e. ~/.cache/mlx-vjpcheck/fuzz-db); or "
+                        "github:OWNER/REPO/ARTIFACT[:DIR] to also replay, read-only, the cases in the "
+                        "newest GitHub Actions artifact ARTIFACT of OWNER/REPO (downloaded at the start "
+                        "with $GITHUB_TOKEN, which needs actions: read; hypothesis >= 6.156.2) while new "
+                        "cases go to DIR (default as above; 'none': keep nothing); a finding first seen "
+                        "replaying a stored case is marked as coming from the database")
     p.add_argument("--shards", type=options.positive_int, default=1, metavar="N",
                    help="run N campaigns in parallel processes (seeds SEED..SEED+N-1) and merge (default: 1)")
     p.add_argument("--shard-index", type=int, default=None, help=argparse.SUPPRESS)  # set by --shards
@@ -65,14 +69,27 @@ def _device(args) -> str:
 
 
 def _database(args):
+    """The checked --db: 'none', a directory (absolute: shards run elsewhere), or a
+    github: spec's text (see fuzz/database.py), which shards are given as it is."""
     from ..fuzz import database
     if args.db is not None and args.db.lower() == "none":
         return "none"
-    path = Path(args.db) if args.db is not None else database.default_dir()
     try:
-        return rundir.check_writable(path, "--db")
-    except rundir.OutDirError as e:
-        raise UsageError(f"{e} (give a directory, or 'none')") from None
+        spec = database.parse(args.db)
+    except database.SpecError as e:
+        raise UsageError(f"--db {args.db}: {e}") from None
+    local = None
+    if spec.local is not None:
+        try:
+            local = rundir.check_writable(spec.local, "--db").absolute()
+        except rundir.OutDirError as e:
+            raise UsageError(f"{e} (give a directory, or 'none')") from None
+    if spec.github is None:
+        return local
+    problem = database.github_problem(os.environ)
+    if problem:
+        raise UsageError(f"--db {args.db}: {problem}")
+    return str(database.Spec(local, spec.github))
 
 
 def check(args) -> tuple:
