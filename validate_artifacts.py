@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Check an mlx-vjpcheck evidence directory or bundle: python validate_artifacts.py DIR|ZIP
+"""Check an mlx-vjpcheck evidence directory or bundle: python3 validate_artifacts.py DIR|ZIP
 
 Needs numpy only (no MLX). Exit 0 every check passed, 1 a check failed,
-2 bad input. See harness/cli/validate.py.
+2 bad input (or numpy missing), 130 interrupted. The work is in
+harness/cli/validate.py.
 """
 import os
 import sys
@@ -10,7 +11,16 @@ import sys
 # Runs from a bare checkout too: the harness package sits next to this file.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness.cli.validate import main  # noqa: E402
-
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        from harness.cli.validate import main
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("validate_artifacts.py: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except ModuleNotFoundError as e:
+        if e.name != "numpy":
+            raise
+        print("validate_artifacts.py: needs numpy, which is not installed: python3 -m pip install numpy",
+              file=sys.stderr)
+        sys.exit(2)

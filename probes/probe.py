@@ -6,6 +6,13 @@ Exit 0: defect absent, 1: defect present, 125: cannot test (git bisect skip).
 import argparse
 import sys
 
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr, exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
 TOL = 3e-5
 
 
@@ -35,7 +42,7 @@ def ref_gather_mm(A, B, lhs=None, rhs=None, G=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = OneLineParser(description=__doc__)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     args = ap.parse_args()
     try:

@@ -6,13 +6,13 @@ failed (tampered, inconsistent, hostile), 2 bad input.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from .. import ops
 from ..evidence.load import BadInput, load
 from ..validation import evidence
+from . import options
 
 
 def _plugins() -> None:
@@ -24,7 +24,7 @@ def _plugins() -> None:
 
 
 def main(argv=None, prog="validate_artifacts.py") -> int:
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    ap = options.Parser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("path", help="evidence directory or bundle .zip")
     args = ap.parse_args(argv)
     try:

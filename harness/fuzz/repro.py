@@ -33,6 +33,12 @@ import sys
 import numpy as np
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr, exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{{self.prog}}: {{message}} (see --help)\\n")
+
 
 def _nonfinite(d):
     """Strict JSON carries NaN and infinities as {{"nonfinite": "nan" | "inf" | "-inf"}}."""
@@ -229,7 +235,7 @@ def agrees(res, y, grads):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = OneLineParser(description=__doc__)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sorted", action="store_true", help=argparse.SUPPRESS)

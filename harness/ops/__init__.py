@@ -24,6 +24,10 @@ MODULES = (
     "block_masked_mm",
     "conv_general",
     "hadamard_transform",
+    "rms_norm",
+    "layer_norm",
+    "rope",
+    "sdpa",
 )
 
 PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"
