@@ -11,7 +11,7 @@ import sys
 
 from .. import ops
 from ..evidence.load import BadInput, load
-from ..validation import evidence
+from ..validation import evidence, verdicts
 from . import options
 
 
@@ -26,14 +26,23 @@ def _plugins() -> None:
 def main(argv=None, prog="validate_artifacts.py") -> int:
     ap = options.Parser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("path", help="evidence directory or bundle .zip")
+    ap.add_argument("--expect", choices=verdicts.EXPECTATIONS,
+                    help="also exit 1 unless the evidence shows this: every record passes (pass), "
+                         "a defect (defects), or a native gate that passed (gate-pass)")
     args = ap.parse_args(argv)
     try:
         _plugins()
-        groups = evidence.validate(load(args.path))
+        ev = load(args.path)
+        groups = evidence.validate(ev)
     except BadInput as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
     lines, passed = evidence.report(groups)
+    shown, supported = verdicts.lines(ev.files) if passed else ([], set())
+    lines += shown
+    if args.expect and passed and args.expect not in supported:
+        lines.append(f"expected {args.expect}: the evidence does not show it")
+        passed = False
     try:
         print("\n".join(lines), flush=True)
     except BrokenPipeError:   # `| head`: the reader left; the exit code still tells
