@@ -81,7 +81,8 @@ def main() -> int:
         print(f"{v:9s} median {med[v] * 1e3:8.2f} ms  ({flops / med[v] / 1e9:.1f} GFLOP/s) over {len(ts)} "
               f"iterations [min {min(ts) * 1e3:.2f}, max {max(ts) * 1e3:.2f}]")
     ratio = med["patched"] / med["pristine"]
-    print(f"ratio patched / pristine: {ratio:.3f} (target <= 1.05)")
+    best = min(times["patched"]) / min(times["pristine"])
+    print(f"ratio patched / pristine: {ratio:.3f} of medians (target <= 1.05), {best:.3f} of minima")
     return 0 if ratio <= 1.05 else 1
 
 
