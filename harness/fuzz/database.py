@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 import tempfile
+import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +134,34 @@ def github_db(owner: str, repo: str, artifact: str) -> GitHubArtifactDatabase:
     return db
 
 
+class SharedReadOnly(ReadOnlyDatabase):
+    """A shared database, read-only. What hypothesis warns about it (no network,
+    no artifact yet, a refused token: it then serves nothing) is told once, one
+    line on stderr, and the campaign goes on with its local directory."""
+
+    def __init__(self, db: ExampleDatabase):
+        super().__init__(db)
+        self.shared = db
+        self.told: set = set()
+
+    def label(self) -> str:
+        db = self.shared
+        if isinstance(db, GitHubArtifactDatabase):
+            return f"{GITHUB}{db.owner}/{db.repo}/{db.artifact_name}"
+        return repr(db)
+
+    def fetch(self, key: bytes):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = list(super().fetch(key))
+        for w in caught:
+            text = " ".join(str(w.message).split())
+            if text not in self.told:
+                self.told.add(text)
+                print(f"mlx-vjpcheck fuzz: shared example database {self.label()}: {text}", file=sys.stderr)
+        yield from values
+
+
 class CampaignDatabase(ExampleDatabase):
     """What hypothesis sees during one campaign.
 
@@ -154,9 +184,9 @@ class CampaignDatabase(ExampleDatabase):
         if shared is None:
             self.disk = local
         elif local is None:
-            self.disk = ReadOnlyDatabase(shared)
+            self.disk = SharedReadOnly(shared)
         else:
-            self.disk = MultiplexedDatabase(local, ReadOnlyDatabase(shared))
+            self.disk = MultiplexedDatabase(local, SharedReadOnly(shared))
         self.focus: bytes | None = None
         self.replay_disk = True
 
