@@ -42,3 +42,12 @@ def base_scenarios() -> list:
 
 def catalog() -> list:
     return [v for s in base_scenarios() for v in variants(s)]
+
+
+def digest(scenarios=None) -> str:
+    """SHA-256 of the canonical catalog JSON: what results bind themselves to."""
+    import hashlib
+
+    from ..core.scenario import dump_catalog
+    text = dump_catalog(catalog() if scenarios is None else scenarios)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -34,11 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ops
+from ..core import jsonio
 from ..core import scenario as scenario_mod
 from ..core.scenario import Scenario
 
 CATALOG_SCHEMAS = tuple(getattr(scenario_mod, "READABLE", (scenario_mod.SCHEMA,)))
-FINDING_SCHEMA = "mlx-vjpcheck/fuzz-finding/1"
+FINDING_SCHEMAS = ("mlx-vjpcheck/fuzz-finding/1", "mlx-vjpcheck/fuzz-finding/2")
+FINDING_SCHEMA = FINDING_SCHEMAS[-1]
 REGRESSION_SCHEMA = "mlx-vjpcheck/regression/1"
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "regressions"
 # Index files of a fuzz output directory that hold no scenario of their own.
@@ -77,7 +79,7 @@ def read_json(path: Path):
     except UnicodeDecodeError:
         raise ScenarioFileError(f"{path}: not UTF-8 text") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return jsonio.loads(text)   # strict, non-finite numbers as {"nonfinite": ...}
     except ValueError as e:
         raise ScenarioFileError(f"{path}: not strict JSON ({e})") from None
 
@@ -143,7 +145,7 @@ def entries_of(obj, where: str) -> list:
         return out
     if isinstance(obj, dict) and obj.get("schema") == REGRESSION_SCHEMA:
         return [_regression(obj, where)]
-    if isinstance(obj, dict) and obj.get("schema") == FINDING_SCHEMA:
+    if isinstance(obj, dict) and obj.get("schema") in FINDING_SCHEMAS:
         s = _scenario(obj.get("scenario"), where)
         return [Entry(s, where, "finding", True, meta={"signature": obj.get("signature")})]
     schema = obj.get("schema") if isinstance(obj, dict) else None

@@ -7,7 +7,7 @@ import sys
 
 from .. import __version__
 from ..core.errors import UsageError
-from . import bundle, catalog, fuzz, native, options, run, versions
+from . import bundle, catalog, fuzz, native, options, replay, run, versions
 
 # name -> module, in the order `--help` lists them.
 SUBCOMMANDS = {
@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "versions": versions,
     "native": native,
     "bundle": bundle,
+    "replay": replay,
 }
 
 

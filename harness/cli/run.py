@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from ..cases import catalog, selection
@@ -17,6 +18,10 @@ def add_parser(sub, name):
                    help="cpu, gpu or all (default: $MLX_VJPCHECK_DEVICE, else every device this MLX has)")
     p.add_argument("--filter", metavar="PATTERN",
                    help="only scenarios whose name matches: a glob when it has * ? [, else a substring")
+    p.add_argument("--scenarios", metavar="FILE|DIR",
+                   help="run these scenarios instead of the catalog: a catalog JSON, a fuzz finding, a "
+                        "regression entry, or a directory of them (a fuzz output directory works as it is)")
+    p.add_argument("--with-catalog", action="store_true", help="with --scenarios: run the catalog as well")
     options.add_out(p, "artifacts/run")
     p.add_argument("--junitxml", metavar="FILE",
                    help="also write JUnit XML here: one testcase per scenario and device")
@@ -32,10 +37,28 @@ def resolve_devices(requested):
         raise UsageError(str(e)) from None
 
 
+def scenarios_of(args) -> list:
+    """The catalog, or the scenarios of --scenarios (with the catalog too if asked)."""
+    if not args.scenarios:
+        if args.with_catalog:
+            raise UsageError("--with-catalog goes with --scenarios")
+        return catalog.catalog()
+    from ..cases import files
+    try:
+        extra = files.load(args.scenarios)
+    except files.ScenarioFileError as e:
+        raise UsageError(str(e)) from None
+    base = catalog.catalog() if args.with_catalog else []
+    clash = sorted({s.name for s in base} & {s.name for s in extra})
+    if clash:
+        raise UsageError(f"--scenarios {args.scenarios}: {clash[0]!r} is also a catalog scenario")
+    return base + extra
+
+
 def check(args) -> tuple:
     """Every input and output, before any scenario runs: (scenarios, devices)."""
     options.require("numpy", "rich", what="mlx-vjpcheck run")
-    chosen = selection.select(catalog.catalog(), args.filter)
+    chosen = selection.select(scenarios_of(args), args.filter)
     if not chosen:
         raise UsageError(f"no scenario matches --filter {args.filter!r}")
     devs = resolve_devices(args.device)
@@ -57,7 +80,9 @@ def main(args) -> int:
         raise UsageError(str(e)) from None
     env = environment.record(devs)
     env["skipped_devices"] = devices.skipped(devs)
-    data = results.build(chosen, records, env)
+    prov = environment.provenance(["mlx-vjpcheck", *sys.argv[1:]],
+                                  {"filter": args.filter, "scenarios": args.scenarios}, catalog.digest())
+    data = results.build(chosen, records, env, provenance=prov)
     pending = None
     try:
         with rundir.staged(args.out, "run", args.replace) as tmp:

@@ -159,3 +159,24 @@ def print_fuzz(result: dict, out_dir) -> None:
             f"({st['cases_per_s']} cases/s, {st['invalid']} rejected by the forward, "
             f"{st['unconfirmed']} unconfirmed by the reference) in {st['elapsed_s']:.1f}s"
             f"  ->  {out_dir}/findings.json")
+
+
+# --- replay -----------------------------------------------------------------------------
+
+def print_replay(outcomes: list, unreplayable: list) -> None:
+    c = console()
+    t = Table(title="mlx-vjpcheck replay")
+    for col, kw in (("record", {"ratio": 3}), ("device", {}), ("recorded", {}), ("now", {}),
+                    ("reproduced", {"ratio": 2})):
+        t.add_column(col, overflow="fold", **kw)
+    for o in outcomes:
+        now = (o.replayed or {}).get("status", "-")
+        verdict_cell = "[green]yes[/]" if o.reproduced else "[red]NO[/] " + escape("; ".join(o.problems)[:200])
+        t.add_row(escape(o.item.scenario.name), escape(o.item.device), escape(str(o.item.recorded.get("status"))),
+                  escape(str(now)), verdict_cell)
+    c.print(t)
+    for line in unreplayable:
+        c.print(escape(line))
+    bad = sum(not o.reproduced for o in outcomes)
+    c.print(f"{len(outcomes) - bad} of {len(outcomes)} records reproduced"
+            + (f"; {bad} did not" if bad else "") + (f"; {len(unreplayable)} files not replayable" if unreplayable else ""))

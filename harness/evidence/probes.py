@@ -23,6 +23,35 @@ _TIMING = re.compile(r"\d+\.\d+\s?(?:ms|s|sec|seconds)\b")
 _VERDICT = {0: "VERDICT: defect absent", 1: "VERDICT: defect present", 125: "VERDICT: cannot test"}
 
 
+# The shipped probes, and the catalog defect tags each one decides (for cross-checks).
+PROBE_TAGS = {
+    "probe.py": ("left_selection",),
+    "probe_quantized_and_loss.py": ("quantized_left",),
+    "probe_broadcast_tail.py": ("broadcast_tail",),
+}
+_OUTPUT = re.compile(r"^" + re.escape(FOLDER) + r"/(probe[a-z_]*)\.(cpu|gpu)\.txt$")
+_MLX_LINE = re.compile(r"^mlx (\S+), device (cpu|gpu)$", re.M)
+
+
+def parse_output_name(name: str):
+    """(probe file, device) for the recorded output of a shipped probe, else None."""
+    m = _OUTPUT.match(name)
+    if not m or m.group(1) + ".py" not in PROBE_TAGS:
+        return None
+    return m.group(1) + ".py", m.group(2)
+
+
+def recorded(text: str) -> dict | None:
+    """exit code, MLX version and device of a recorded probe output (None if malformed)."""
+    m = re.match(r"command: .*\nexit code: (\S+)\n--- stdout ---\n(.*)--- stderr ---\n", text, re.S)
+    if not m:
+        return None
+    mlx = _MLX_LINE.search(m.group(2))
+    code = m.group(1)
+    return {"exit_code": int(code) if code.lstrip("-").isdigit() else None,
+            "mlx": mlx.group(1) if mlx else None, "device": mlx.group(2) if mlx else None}
+
+
 def strip_timings(text: str) -> str:
     return _TIMING.sub("<time>", text)
 

@@ -16,7 +16,10 @@ TOLERANCE_RULE = ("exact shape; where expected is finite: observed finite and |o
                   "non-finite value (NaN for NaN)")
 
 
-def build(scenarios: list, records: list, environment: dict, kind: str = "run") -> dict:
+def build(scenarios: list, records: list, environment: dict, kind: str = "run",
+          provenance: dict | None = None) -> dict:
+    """provenance: what produced the records (harness version and commit, catalog
+    digest, command line, selection), for the validator's catalog binding."""
     by_name = {s.name: s for s in scenarios}
     for r in records:
         s = by_name[r["scenario"]]
@@ -28,6 +31,7 @@ def build(scenarios: list, records: list, environment: dict, kind: str = "run") 
         "tolerances": {"reference": checks.TOLERANCE, "fd": checks.FD_TOLERANCE},
         "scenarios": {s.name: s.to_dict() for s in scenarios},
         "records": records, "summary": summary(records),
+        **({"provenance": provenance} if provenance is not None else {}),
     }
 
 

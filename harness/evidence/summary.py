@@ -2,20 +2,31 @@
 
 Generated only from the evidence files themselves (so the validator can
 regenerate it and compare): environment, one table per results file, pristine
-vs patched, the commands to reproduce, the probe outputs. It states facts and
-commands; it is not an issue text.
+vs patched, fuzz findings, version matrices, the commands to reproduce, the
+probe outputs. It states facts and commands; it is not an issue text.
+
+Bundles travel between people, so the summary cannot be turned against its
+reader: every text that came from a file or from MLX is shown inside a code
+span (or a fence longer than any backtick run in it), and the commands are
+rendered only from fixed templates whose arguments are checked (a device from
+a fixed set, an integer seed, a version number, a path of safe characters that
+the evidence lists). A recorded command line is never echoed.
 """
 from __future__ import annotations
 
 import json
-import shlex
+import math
+import re
 
 import numpy as np
 
-from . import paths, probes
 from ..core import jsonio, verdict
+from . import paths, probes
 
 NAME = paths.SUMMARY
+SAFE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,:/-]*$")
+VERSION = re.compile(r"^\d+(\.\d+){0,3}([a-z]+\d*)?$")
+DEVICES = ("cpu", "gpu", "all")
 
 
 def _json(files: dict, name: str):
@@ -25,44 +36,60 @@ def _json(files: dict, name: str):
         return None
 
 
-def _cell(x) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
+def code(x) -> str:
+    """Any text as an inline code span: control characters shown as '?', table pipes
+    escaped, and a backtick fence longer than any backtick run inside."""
+    text = re.sub(r"[\x00-\x1f\x7f\u2028\u2029]", "?", str(x)).replace("|", "\\|")
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fence(text: str) -> list:
+    """A fenced block that no line of `text` can close early."""
+    ticks = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    clean = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "?", text)
+    return [ticks, clean, ticks]
 
 
 def _table(head: list, rows: list) -> list:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return out + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out + ["| " + " | ".join(rows_cell for rows_cell in row) + " |" for row in rows]
 
 
 def _num(x) -> str:
-    return format(float(x), ".8g")
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "?"
+    return format(x, ".8g") if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
 
 
 def _at(values, index):
     try:
-        return _num(np.asarray(values, dtype=np.float64)[tuple(index)])
+        return _num(np.asarray(values, dtype=np.float64)[tuple(int(i) for i in index)])
     except (IndexError, TypeError, ValueError):
         return "?"
 
 
 def record_row(rec: dict) -> list:
-    """scenario, device, expected, observed, error, verdict for one record."""
-    status = rec.get("status")
-    tags = ", ".join(rec.get("defect_tags") or [])
-    mark = f"{status} (tags: {tags})" if rec.get("expects_defect") and tags else status
+    """scenario, device, expected, observed, error, verdict for one record (cells)."""
+    status = rec.get("status") if rec.get("status") in verdict.STATUSES else "?"
+    tags = ", ".join(map(str, rec.get("defect_tags") or []))
+    mark = status + (f" (tags: {code(tags)})" if rec.get("expects_defect") and tags else "")
+    head = [code(rec.get("scenario")), code(rec.get("device"))]
     if rec.get("error"):
-        return [rec.get("scenario"), rec.get("device"), "-", "-", rec["error"], mark]
+        return head + ["-", "-", code(rec["error"]), mark]
     c = verdict.worst(rec.get("checks") or [])
     if c is None:
-        return [rec.get("scenario"), rec.get("device"), "-", "-", "no check recorded", mark]
+        return head + ["-", "-", "no check recorded", mark]
     idx = c.get("worst_index")
     if idx is None or c.get("worst_error") is None:
-        return [rec.get("scenario"), rec.get("device"), f"{c['name']} {c.get('expected_shape')}",
-                f"{c.get('observed_shape')}", c.get("reason"), mark]
-    where = f"{c['name']}[{','.join(map(str, idx))}]"
-    return [rec.get("scenario"), rec.get("device"), f"{where} = {_at(c.get('expected'), idx)}",
-            _at(c.get("observed"), idx),
-            f"{_num(c['worst_error'])} (tol {_num(c['worst_tolerance'])})", mark]
+        return head + [code(f"{c.get('name')} {c.get('expected_shape')}"), code(c.get("observed_shape")),
+                       code(c.get("reason")), mark]
+    where = code(f"{c.get('name')}[{','.join(map(str, idx))}]")
+    return head + [f"{where} = {_at(c.get('expected'), idx)}", _at(c.get("observed"), idx),
+                   f"{_num(c.get('worst_error'))} (tol {_num(c.get('worst_tolerance'))})", mark]
 
 
 def _environment(files: dict) -> list:
@@ -71,9 +98,9 @@ def _environment(files: dict) -> list:
         env = _json(files, name)
         if not isinstance(env, dict):
             continue
-        rows = [[k, json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v]
+        rows = [[code(k), code(json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v)]
                 for k, v in sorted(env.items())]
-        out += [f"### {name}", ""] + _table(["key", "value"], rows) + [""]
+        out += [f"### {code(name)}", ""] + _table(["key", "value"], rows) + [""]
     return ["## Environment", ""] + (out or ["(no environment.json)", ""])
 
 
@@ -83,11 +110,11 @@ def _run_tables(files: dict, result_names: list) -> list:
         data = _json(files, name)
         if not isinstance(data, dict) or not isinstance(data.get("records"), list):
             continue
-        s = data.get("summary") or {}
-        counts = ", ".join(f"{s.get(k, 0)} {k}" for k in verdict.STATUSES)
-        out += [f"## Results: {name}", "",
-                f"{s.get('total', len(data['records']))} records ({counts}); devices: "
-                f"{', '.join(s.get('devices') or [])}. Expected and observed are the worst "
+        s = data.get("summary") if isinstance(data.get("summary"), dict) else {}
+        counts = ", ".join(f"{_num(s.get(k, 0))} {k}" for k in verdict.STATUSES)
+        out += [f"## Results: {code(name)}", "",
+                f"{_num(s.get('total', len(data['records'])))} records ({counts}); devices: "
+                f"{code(', '.join(map(str, s.get('devices') or [])))}. Expected and observed are the worst "
                 "element of the failing (else closest) check; error is |observed - expected| "
                 "and its tolerance, or the exception MLX raised.", ""]
         out += _table(["scenario", "device", "expected", "observed", "error", "verdict"],
@@ -103,21 +130,22 @@ def _statuses(data) -> dict:
 def _pristine_vs_patched(files: dict, folder: str) -> list:
     comp = _json(files, folder + paths.COMPARISON)
     if isinstance(comp, dict) and isinstance(comp.get("rows"), list):
-        rows = [[r.get("scenario"), r.get("device"), r.get("pristine"), r.get("patched")]
+        rows = [[code(r.get("scenario")), code(r.get("device")), code(r.get("pristine")), code(r.get("patched"))]
                 for r in comp["rows"] if isinstance(r, dict)]
     else:
         pri = _statuses(_json(files, folder + paths.results_for("pristine")))
         pat = _statuses(_json(files, folder + paths.results_for("patched")))
-        rows = [[k[0], k[1], pri.get(k, "-"), pat.get(k, "-")] for k in sorted(set(pri) | set(pat), key=str)]
-    return [f"## Pristine vs patched ({folder or './'})", ""] + \
+        rows = [[code(k[0]), code(k[1]), code(pri.get(k, "-")), code(pat.get(k, "-"))]
+                for k in sorted(set(pri) | set(pat), key=str)]
+    return [f"## Pristine vs patched ({code(folder or './')})", ""] + \
         _table(["scenario", "device", "pristine", "patched"], rows) + [""]
 
 
 def _findings(files: dict, name: str) -> list:
     index = _json(files, name)
-    rows = [[e.get("signature"), e.get("scenario_name"), e.get("oracle"), e.get("kind"), e.get("device")]
-            for e in index or [] if isinstance(e, dict)]
-    return [f"## Fuzz findings: {name}", "", f"{len(rows)} findings; each has a record file and a "
+    rows = [[code(e.get("signature")), code(e.get("scenario_name")), code(e.get("oracle")), code(e.get("kind")),
+             code(e.get("device"))] for e in index or [] if isinstance(e, dict)]
+    return [f"## Fuzz findings: {code(name)}", "", f"{len(rows)} findings; each has a record file and a "
             "reproducer script (commands below).", ""] + \
         _table(["signature", "scenario", "oracle", "kind", "device"], rows) + [""]
 
@@ -130,17 +158,26 @@ def _versions(files: dict, name: str) -> list:
     rows = []
     for r in doc.get("releases") or []:
         cells = (r.get("probes") or {}) if isinstance(r, dict) else {}
-        rows.append([r.get("version")] + [f"{(cells.get(i) or {}).get('status')} "
-                                          f"(exit {(cells.get(i) or {}).get('exit_code')})" for i in ids])
-    first = [f"- {i}: {((doc.get('first_affected') or {}).get(i) or {}).get('text')}" for i in ids]
-    return [f"## Version matrix: {name}", ""] + _table(["release"] + ids, rows) + [""] + first + [""]
+        rows.append([code(r.get("version") if isinstance(r, dict) else "?")] +
+                    [code(f"{(cells.get(i) or {}).get('status')} (exit {(cells.get(i) or {}).get('exit_code')})")
+                     for i in ids])
+    first = [f"- {code(i)}: {code(((doc.get('first_affected') or {}).get(i) or {}).get('text'))}" for i in ids]
+    return [f"## Version matrix: {code(name)}", ""] + _table(["release"] + [code(i) for i in ids], rows) + \
+        [""] + first + [""]
 
 
-def _install_line(env: dict) -> str:
-    pk = (env or {}).get("packages") or {}
-    if "mlx-cpu" in pk:
+# --- commands: fixed templates, checked arguments ------------------------------------------
+
+def _version(v) -> str | None:
+    return v if isinstance(v, str) and VERSION.match(v) else None
+
+
+def _install_line(env) -> str:
+    pk = (env or {}).get("packages") if isinstance(env, dict) else None
+    pk = pk if isinstance(pk, dict) else {}
+    if _version(pk.get("mlx-cpu")):
         return f"python3 -m pip install 'mlx[cpu]=={pk['mlx-cpu']}'"
-    if "mlx" in pk:
+    if _version(pk.get("mlx")):
         return f"python3 -m pip install 'mlx=={pk['mlx']}'"
     return "python3 -m pip install mlx   # version not recorded"
 
@@ -149,29 +186,69 @@ def _run_command(files: dict, name: str) -> list:
     data = _json(files, name)
     if not isinstance(data, dict) or paths.basename(name) != paths.RESULTS:
         return []
-    devices = (data.get("summary") or {}).get("devices") or []
-    cmd = "mlx-vjpcheck run --device " + (devices[0] if len(devices) == 1 else "all") + " --out run"
-    note = (f"   # {len(data.get('scenarios') or {})} scenarios; names in {name} "
-            "(add --filter PATTERN for a subset)")
-    return [_install_line(data.get("environment")), "python3 -m pip install -e .   # this repository",
-            cmd + note]
+    devices = (data.get("summary") or {}).get("devices") if isinstance(data.get("summary"), dict) else None
+    device = devices[0] if isinstance(devices, list) and len(devices) == 1 and devices[0] in DEVICES else "all"
+    return [_install_line(data.get("environment")), "python3 -m pip install .   # this repository",
+            f"mlx-vjpcheck run --device {device} --out run   # add --filter PATTERN for a subset"]
 
 
-def _tool_commands(files: dict) -> list:
-    """The fuzz campaign and version matrix, from their own records."""
+def _native_command(files: dict, folder: str) -> list:
+    env = _json(files, folder + paths.ENVIRONMENT)
+    native = env.get("native") if isinstance(env, dict) and isinstance(env.get("native"), dict) else {}
+    opt = native.get("opt") if native.get("opt") in ("O0", "as-built") else "as-built"
+    where = folder + paths.COMMANDS if SAFE_PATH.match(folder + paths.COMMANDS) else paths.COMMANDS
+    return [f"python3 build_and_test.py --mlx-source MLX_CHECKOUT --mlx-build ITS_STATIC_BUILD --opt {opt}"
+            f"   # every command, exit code and log: {where}"]
+
+
+def _int(x) -> str | None:
+    return str(x) if isinstance(x, int) and not isinstance(x, bool) and abs(x) < 2**63 else None
+
+
+def _seconds(x) -> str | None:
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 < x < 1e7
+    return _num(x) if ok else None
+
+
+def _fuzz_command(files: dict, name: str) -> list:
+    c = _json(files, name)
+    if not isinstance(c, dict) or _int(c.get("seed")) is None or _seconds(c.get("budget_s")) is None:
+        return []
+    device = c.get("device") if c.get("device") in ("cpu", "gpu") else "cpu"
+    return [f"mlx-vjpcheck fuzz --seed {_int(c['seed'])} --time {_seconds(c['budget_s'])} "
+            f"--device {device} --out findings"]
+
+
+def _versions_command(files: dict, name: str) -> list:
+    doc = _json(files, name)
+    if not isinstance(doc, dict):
+        return []
+    rng = doc.get("range") if isinstance(doc.get("range"), dict) else {}
+    opts = "".join(f" --{k} {rng[k]}" for k in ("from", "to") if _version(rng.get(k)))
+    only = [v for v in rng.get("only") or [] if _version(v)] if isinstance(rng.get("only"), list) else []
+    opts += (" --only " + " ".join(only)) if only else ""
+    device = doc.get("device") if doc.get("device") in ("cpu", "gpu") else "cpu"
+    return [f"mlx-vjpcheck versions{opts} --device {device} --out versions"]
+
+
+def _reproducers(files: dict) -> list:
+    """Only the reproducers a findings index lists, with safe paths that exist."""
     out = []
-    for name in sorted(n for n in files if paths.basename(n) == paths.CAMPAIGN):
-        c = _json(files, name) or {}
-        if isinstance(c, dict) and "seed" in c:
-            out.append(f"mlx-vjpcheck fuzz --seed {c['seed']} --time {c.get('budget_s')} "
-                       f"--device {c.get('device', 'cpu')} --out findings")
-    for name in sorted(n for n in files if paths.basename(n) == paths.VERSIONS):
-        doc = _json(files, name) or {}
-        rng = doc.get("range") or {} if isinstance(doc, dict) else {}
-        opts = "".join(f" --{k} {rng[k]}" for k in ("from", "to") if rng.get(k))
-        if rng.get("only"):
-            opts += " --only " + " ".join(map(str, rng["only"]))
-        out.append(f"mlx-vjpcheck versions{opts} --device {doc.get('device', 'cpu')} --out versions")
+    for name in sorted(n for n in files if paths.basename(n) == paths.FINDINGS):
+        for e in _json(files, name) or []:
+            rel = (e.get("files") or {}).get("reproducer") if isinstance(e, dict) else None
+            path = paths.folder(name) + str(rel) if isinstance(rel, str) else ""
+            if path in files and SAFE_PATH.match(path) and path.endswith("_repro.py") and ".." not in path:
+                out.append(f"python3 {path} --device cpu   # fuzz reproducer: exit 1 defect present")
+    return out
+
+
+def _probe_commands(files: dict) -> list:
+    out = []
+    for n in sorted(n for n in files if n.startswith(probes.FOLDER + "/")):
+        parsed = probes.parse_output_name(n)
+        if parsed:
+            out.append(f"python3 probes/{parsed[0]} --device {parsed[1]}")
     return out
 
 
@@ -180,16 +257,13 @@ def _commands(files: dict, result_names: list, folders: list) -> list:
     for name in result_names:
         lines += _run_command(files, name)
     for folder in folders:
-        for c in _json(files, folder + paths.COMMANDS) or []:
-            if isinstance(c, dict) and isinstance(c.get("argv"), list):
-                cwd = f"cd {shlex.quote(str(c['cwd']))} && " if c.get("cwd") else ""
-                lines.append(f"{cwd}{shlex.join(map(str, c['argv']))}   # exit {c.get('exit_code')}")
-    lines += _tool_commands(files)
-    lines += [f"python3 {n}   # fuzz reproducer" for n in sorted(files)
-              if n.endswith("_repro.py") or (n.endswith(".py") and "findings/" in n)]
-    lines += [line.split(": ", 1)[1] for n in sorted(files) if n.startswith(probes.FOLDER + "/")
-              for line in files[n].decode("utf-8", "replace").splitlines()[:1] if line.startswith("command: ")]
-    return ["## Commands to reproduce", "", "```"] + lines + ["```", ""]
+        lines += _native_command(files, folder)
+    for name in sorted(n for n in files if paths.basename(n) == paths.CAMPAIGN):
+        lines += _fuzz_command(files, name)
+    for name in sorted(n for n in files if paths.basename(n) == paths.VERSIONS):
+        lines += _versions_command(files, name)
+    lines += _reproducers(files) + _probe_commands(files)
+    return ["## Commands to reproduce", ""] + fence("\n".join(lines)) + [""]
 
 
 def _probes(files: dict) -> list:
@@ -198,7 +272,7 @@ def _probes(files: dict) -> list:
     if not names:
         return out + ["(no probe outputs recorded)", ""]
     for n in names:
-        out += [f"### {n}", "", "```", files[n].decode("utf-8", "replace").rstrip("\n"), "```", ""]
+        out += [f"### {code(n)}", ""] + fence(files[n].decode("utf-8", "replace").rstrip("\n")) + [""]
     return out
 
 
@@ -207,7 +281,8 @@ def render(files: dict) -> str:
     native = sorted({paths.folder(n) for n in files if paths.basename(n) == paths.COMPARISON})
     lines = ["# Evidence summary", "",
              "Generated by `mlx-vjpcheck bundle` from the files of this bundle; "
-             "`validate_artifacts.py` regenerates it and checks every number below.", ""]
+             "`validate_artifacts.py` regenerates it and checks every number below. Texts from the "
+             "evidence are shown as code; commands come from fixed templates.", ""]
     lines += _environment(files) + _run_tables(files, results_names)
     for folder in native:
         lines += _pristine_vs_patched(files, folder)

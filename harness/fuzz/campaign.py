@@ -154,3 +154,17 @@ def write(root, result, env) -> None:
                                     "from_database")}
         for f in result["findings"]])
     findings.write(root, result["findings"], info, env)
+
+
+def replay_records(scenarios: list, device: str, on_record=lambda rec: None) -> list:
+    """Each scenario through every oracle again, in a crash-isolated worker: the
+    records a replay of fuzz evidence compares with the recorded ones."""
+    out = []
+    with pool.Worker(device) as w:
+        for s in scenarios:
+            o = w.run(s, fd_seed(s))
+            rec = o.record or {"scenario": s.name, "device": device, "checks": [], "status": "invalid",
+                               "error": o.reason}
+            out.append(rec)
+            on_record(rec)
+    return out

@@ -53,3 +53,14 @@ def record(devices=None, mlx_checkout=None) -> dict:
         from . import devices as dev
         env["devices"] = {d: dev.backend(d) for d in devices}
     return env
+
+
+def provenance(command: list, selection: dict, catalog_digest: str) -> dict:
+    """What produced a results file: this harness (version, and its git commit when it
+    runs from a checkout), the catalog it ran (digest), the command line, the selection."""
+    from .. import __version__
+    from ..core import resources
+    root = resources.PACKAGE_DIR.parent
+    commit = git_commit(root) if (root / ".git").exists() else None
+    return {"harness": {"version": __version__, "commit": commit}, "catalog_digest": catalog_digest,
+            "command": [str(a) for a in command], "selection": dict(selection)}

@@ -18,6 +18,7 @@ from ..core import jsonio
 from ..evidence import manifest, paths, probes, summary
 from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
+from . import binding, crosschecks
 from . import fuzz as fuzz_checks
 from . import native as native_checks
 from . import records
@@ -73,6 +74,8 @@ class Context:
 
 def check_results(g: Group, ctx: Context, name: str, data) -> None:
     records.check_results(g, name, data, ctx.recomputer)
+    if isinstance(data, dict) and data.get("schema") == records.results.SCHEMA:
+        binding.check(g, name, data)
     g.detail = f"recomputed {len(data.get('records') or []) if isinstance(data, dict) else 0} records, "
 
 
@@ -182,7 +185,7 @@ def validate(ev: Evidence) -> list:
                        f"{paths.FINDINGS} or {paths.VERSIONS})")
     ctx = Context(ev, verified, records.Recomputer())
     groups = [mg] + [g for kind in KINDS for g in kind_groups(kind, ctx, names)]
-    return groups + probe_groups(ev) + summary_groups(ev)
+    return groups + probe_groups(ev) + crosschecks.groups(ev, verified) + summary_groups(ev)
 
 
 def _guarded(group: Group, fn, *args) -> None:
