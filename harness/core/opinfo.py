@@ -55,6 +55,11 @@ class OpInfo:
     reference_vjp: Callable | None = None
     analytic: bool = False
     exact: bool = False
+    # `multilinear`: linear in each operand separately (matmuls, gathers, scans by sums,
+    # convolutions), so along any line the forward is a polynomial of degree <= 2 and a
+    # central difference with a large step is exact: the fuzzer's finite-difference
+    # oracle runs only for these.
+    multilinear: bool = False
 
     # The call under test: "module:attr" of mlx_call(operands, lhs, rhs, sorted, params),
     # operands as mlx arrays (integer operands as numpy int64).

@@ -108,11 +108,11 @@ def finite_differences(s, cot, grads, seed: int = 0) -> list:
     """Gradcheck's fast mode: central difference of <cot, f(x + t u)> at t=0
     against sum_n <grad_n, u_n>, for one random direction u over all wrt.
 
-    Only for ops declared `exact`: those are polynomial of degree <= 2 along
-    any line (multilinear in their operands), so a central difference with a
-    large dyadic step is exact and float32 rounding is all the tolerance
-    absorbs. For other ops a step this size measures curvature, not a defect."""
-    if not ops.get(s.op).exact:
+    Only for ops declared `multilinear`: along any line they are polynomials of
+    degree <= 2, so a central difference with a large dyadic step is exact and
+    float32 rounding is all the tolerance absorbs. For other ops a step this
+    size measures curvature, not a defect."""
+    if not ops.get(s.op).multilinear:
         return []
     mx = _mx()
     call = execute.Call(s)

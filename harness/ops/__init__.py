@@ -28,6 +28,14 @@ MODULES = (
     "layer_norm",
     "rope",
     "sdpa",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "sort",
+    "topk",
+    "partition",
+    "logsumexp",
+    "softmax",
 )
 
 PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"

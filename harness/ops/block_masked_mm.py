@@ -311,6 +311,6 @@ OPS = (OpInfo(
     name="block_masked_mm",
     summary="mx.block_masked_mm (BlockMaskedMM): out and operand tile masks, block 32 / 64",
     operands=("a", "b") + MASKS, differentiable=("a", "b"), integer_operands=MASKS,
-    reference=reference, reference_vjp=reference_vjp, exact=True,
+    reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     mlx_call=".ops.block_masked_mm:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)

@@ -332,5 +332,5 @@ OPS = (OpInfo(
     name="conv_general",
     summary="mx.conv_general (Convolution): strides, dilations, groups, flip, asymmetric padding, 1-D/2-D",
     operands=("x", "w"), differentiable=("x", "w"), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.conv_general:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, multilinear=True, mlx_call=".ops.conv_general:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)

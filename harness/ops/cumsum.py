@@ -144,5 +144,5 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 OPS = (OpInfo(
     name="cumsum", summary="mx.cumsum (Scan): reverse and inclusive flags, any axis",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.cumsum:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, multilinear=True, mlx_call=".ops.cumsum:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)

@@ -513,7 +513,7 @@ def _table_case(op):
 
 def _record(name, summary, operands, reference, reference_vjp, strategy):
     return OpInfo(name=name, summary=summary, operands=operands, differentiable=operands,
-                  index_arrays=("lhs",), reference=reference, reference_vjp=reference_vjp, exact=True,
+                  index_arrays=("lhs",), reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
                   mlx_call=f".ops.gather_family:mlx_{name}", scenarios=lambda: _scenarios_of(name),
                   strategy=strategy, repro_source=SNIPPETS[name])
 

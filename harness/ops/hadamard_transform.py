@@ -231,5 +231,5 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 OPS = (OpInfo(
     name="hadamard_transform", summary="mx.hadamard_transform (Hadamard): n = m * 2^k, scale",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.hadamard_transform:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, multilinear=True, mlx_call=".ops.hadamard_transform:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)

@@ -268,6 +268,6 @@ OPS = (OpInfo(
     name="quantized_matmul",
     summary="mx.quantized_matmul (affine): transpose both ways, 4/8 bits, dx, dscales, dbiases",
     operands=("x", "codes", "scales", "biases"), differentiable=WRT, integer_operands=("codes",),
-    reference=reference, reference_vjp=reference_vjp, exact=True,
+    reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     mlx_call=".ops.quantized_matmul:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)
