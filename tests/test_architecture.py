@@ -161,7 +161,8 @@ def test_an_inconsistent_record_is_rejected_naming_op_and_field(change, field):
 def test_every_registered_op_is_complete():
     for name, info in ops.registry().items():
         assert info.scenarios is not None and info.catalog_scenarios(), name
-        assert info.strategy is not None and info.repro_source, name
+        if info.has_vjp:
+            assert info.strategy is not None and info.repro_source, name
         assert all(s.op == name for s in info.catalog_scenarios())
 
 

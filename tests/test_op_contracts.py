@@ -20,7 +20,7 @@ from mlx_vjpcheck.core import opinfo
 from mlx_vjpcheck.fuzz import findings, repro
 from mlx_vjpcheck.running import devices, execute
 
-OPS = ops.names()
+OPS = [n for n in ops.names() if ops.get(n).has_vjp]   # an op without a VJP has no rule to test
 
 
 def _scenarios(op):
@@ -137,3 +137,16 @@ def test_the_unmutated_wrapper_is_accepted(with_mutant, monkeypatch):
         honest = [execute.run(s, "cpu")["status"] for s in scenarios]
         with_mutant(op, "identity")
         assert [execute.run(s, "cpu")["status"] for s in scenarios] == honest
+
+
+def test_an_op_without_a_vjp_is_recorded_as_such():
+    """segmented_mm: the forward is checked, and MLX refusing a VJP is the recorded fact
+    (check no_vjp); a VJP that appears from nowhere (a custom function) fails it."""
+    from mlx_vjpcheck.cases import expected as expect
+    devices.select("cpu")
+    no_vjp = [s for s in catalog.catalog() if not ops.get(s.op).has_vjp]
+    assert no_vjp
+    for s in no_vjp:
+        rec = execute.run(s, "cpu")
+        assert rec["status"] == "pass", rec
+        assert {c["name"] for c in rec["checks"]} == set(expect.expected(s)) == {"forward", "no_vjp"}

@@ -81,6 +81,11 @@ class OpInfo:
     # The native C++ suite implements this op (native/src/mlx_ops.cpp, reference.cpp).
     native: bool = False
 
+    # False: MLX defines no gradient for this op. Its scenarios check the forward, and
+    # that asking for a VJP raises (check "no_vjp"): recorded as such, never as a defect.
+    # Nothing else (fuzzing, reproducers, mutants) applies.
+    has_vjp: bool = True
+
     def __post_init__(self):
         for problem in self._problems():
             raise OpInfoError(f"OpInfo {self.name!r}: {problem}")
@@ -114,6 +119,8 @@ class OpInfo:
             yield "field has_sorted_flag: the sorted flag needs index arrays"
 
     def _fuzz_problems(self):
+        if not self.has_vjp and (self.strategy is not None or self.repro_source is not None):
+            yield "field has_vjp: an op without a VJP has no fuzz strategy or reproducer"
         if not isinstance(self.fuzz_weight, int) or self.fuzz_weight < 1:
             yield f"field fuzz_weight: {self.fuzz_weight!r} is not a positive integer"
         if self.strategy is not None and self.repro_source is None:

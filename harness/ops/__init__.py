@@ -36,6 +36,7 @@ MODULES = (
     "partition",
     "logsumexp",
     "softmax",
+    "segmented_mm",
 )
 
 PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"

@@ -90,9 +90,23 @@ def finite_differences(call, s, g: np.ndarray) -> dict:
     return out
 
 
+def _observe_without_vjp(call, y) -> dict:
+    """An op MLX gives no VJP: the forward, and whether asking for a VJP raises."""
+    mx = _mx()
+    try:
+        _, grads = mx.vjp(call, call.primals, [mx.ones(y.shape, dtype=y.dtype)])
+        mx.eval(grads)
+        raised = 0.0
+    except Exception:
+        raised = 1.0
+    return {"forward": to_numpy(y), expected.NO_VJP: np.array(raised)}
+
+
 def observe(s, expected_cotangent: np.ndarray) -> dict:
     mx = _mx()
     call = Call(s)
+    if not call.info.has_vjp:
+        return _observe_without_vjp(call, call(*call.primals))
     obs = {}
     if s.objective == "pair_loss":
         loss, grads = mx.value_and_grad(call.pair_loss, argnums=list(range(len(s.wrt))))(*call.primals)
