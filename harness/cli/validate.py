@@ -11,7 +11,7 @@ import sys
 
 from .. import ops
 from ..evidence.load import BadInput, load
-from ..validation import evidence, verdicts
+from ..validation import attestation, evidence, verdicts
 from . import options
 
 
@@ -37,7 +37,9 @@ def main(argv=None, prog="validate_artifacts.py") -> int:
     except BadInput as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
-    lines, passed = evidence.report(groups)
+    extra, not_checked = attestation.check(args.path, ev)   # X.zip.intoto.json beside X.zip
+    lines, passed = evidence.report(groups + extra)
+    lines[-1:-1] = not_checked
     shown, supported = verdicts.lines(ev.files) if passed else ([], set())
     lines += shown
     if args.expect and passed and args.expect not in supported:

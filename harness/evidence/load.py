@@ -3,10 +3,21 @@
 Everything downstream works on this mapping, so manifest paths are only ever
 looked up in it and never opened on disk: a hostile manifest cannot make the
 validator read (or write) outside the evidence.
+
+A directory gets the limits a zip gets (safezip: per file, in all, number of
+entries), decided from its metadata before a single file is read, so six
+sparse 60 MiB files are refused by their sizes, not by reading them. It is
+refused, one reason a line, when the path itself is a symlink, when it holds a
+symlink, a special file, a name with a control character, or a regular file
+with more than one hard link (its contents would be shared with a file outside
+the evidence, which could change behind the validator's back; copy the
+directory with `cp -r` to break the links). A root that is a symlink is
+refused for a zip too: validate the file it points to.
 """
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,25 +36,80 @@ class Evidence:
     problems: list = field(default_factory=list)  # unsafe entries: refuse the lot
 
 
-def _walk(root: Path) -> Evidence:
-    files, problems = {}, []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for d in list(dirnames):
-            if os.path.islink(os.path.join(dirpath, d)):
-                problems.append(f"symlink {os.path.relpath(os.path.join(dirpath, d), root)!r}")
-                dirnames.remove(d)
-        for f in filenames:
-            full = os.path.join(dirpath, f)
+def _walk_error(problems: list, root: Path):
+    def onerror(e: OSError) -> None:
+        where = os.path.relpath(e.filename, root) if e.filename else str(root)
+        problems.append(f"cannot list {Path(where).as_posix()!r} ({e.strerror or type(e).__name__})")
+    return onerror
+
+
+def _survey(root: Path) -> tuple:
+    """([(relative path, full path, size)], problems) from metadata alone (lstat)."""
+    found, problems = [], []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=_walk_error(problems, root)):
+        dirnames.sort()
+        for name in list(dirnames) + sorted(filenames):
+            full = os.path.join(dirpath, name)
             rel = Path(os.path.relpath(full, root)).as_posix()
-            if os.path.islink(full):
-                problems.append(f"symlink {rel!r}")
-            elif not os.path.isfile(full):
+            bad = safezip.control_character(name)
+            if bad:
+                problems.append(f"control character {bad} in name {rel!r}")
+                if name in dirnames:
+                    dirnames.remove(name)
+                continue
+            try:
+                st = os.lstat(full)
+            except OSError as e:
+                problems.append(f"cannot read {rel!r} ({e.strerror or type(e).__name__})")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                problems.append(f"symlink {rel!r} (to {os.readlink(full)!r})")
+                if name in dirnames:
+                    dirnames.remove(name)
+            elif stat.S_ISDIR(st.st_mode):
+                continue
+            elif not stat.S_ISREG(st.st_mode):
                 problems.append(f"special file {rel!r}")
-            elif os.path.getsize(full) > safezip.MAX_ENTRY:
-                problems.append(f"file {rel!r} is larger than {safezip.MAX_ENTRY} bytes")
+            elif st.st_nlink > 1:
+                problems.append(f"file {rel!r} has {st.st_nlink} hard links (its contents are shared "
+                                "with a file outside the evidence; copy the directory to break them)")
+            elif st.st_size > safezip.MAX_ENTRY:
+                problems.append(f"file {rel!r} is {st.st_size} bytes (limit {safezip.MAX_ENTRY})")
             else:
-                files[rel] = Path(full).read_bytes()
-    return Evidence(str(root), files, problems)
+                found.append((rel, full, st.st_size))
+            if len(found) + len(problems) > safezip.MAX_ENTRIES:
+                return found, problems + [f"more than {safezip.MAX_ENTRIES} entries (limit {safezip.MAX_ENTRIES})"]
+    total = sum(size for _, _, size in found)
+    if total > safezip.MAX_TOTAL:
+        problems.append(f"directory holds {total} bytes in all (limit {safezip.MAX_TOTAL})")
+    return found, problems
+
+
+def _read_file(full: str, size: int) -> bytes:
+    """At most one byte beyond the size the survey saw, never through a symlink."""
+    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError("it is no longer a regular file")
+        data = fh.read(size + 1)
+    if len(data) != size:
+        raise ValueError(f"it changed size while being read ({size} bytes listed, {len(data)} read)")
+    return data
+
+
+def _walk(root: Path) -> Evidence:
+    found, problems = _survey(root)
+    if problems:
+        return Evidence(str(root), {}, problems)
+    files = {}
+    for rel, full, size in found:
+        try:
+            files[rel] = _read_file(full, size)
+        except OSError as e:
+            problems.append(f"unreadable file {rel!r}: {e.strerror or safezip.reason(e)}")
+        except ValueError as e:
+            problems.append(f"unreadable file {rel!r}: {safezip.reason(e)}")
+    return Evidence(str(root), {} if problems else files, problems)
 
 
 def _strip_single_top(files: dict) -> dict:
@@ -60,9 +126,13 @@ def _strip_single_top(files: dict) -> dict:
 
 def load(path) -> Evidence:
     p = Path(path)
-    if not p.exists():
+    if not p.exists() and not p.is_symlink():
         raise BadInput(f"{path}: no such file or directory")
-    if p.is_dir():
+    if p.is_symlink():
+        target = os.readlink(p)
+        ev = Evidence(str(p), {}, [f"{str(p)!r} is a symlink (to {target!r}): validate what it points to, "
+                                   "not a link to it"])
+    elif p.is_dir():
         ev = _walk(p)
     elif p.is_file() and zipfile.is_zipfile(p):
         try:

@@ -3,11 +3,19 @@
 Entries are vetted from the central directory before a single byte is
 inflated, and accepted entries are read into memory under hard caps, so
 validating a bundle writes nothing to disk and runs nothing from it.
+
+Names are vetted as the archive spells them, not as zipfile reports them:
+zipfile cuts a name at its first NUL byte (`results.json\0../../evil` reads as
+`results.json`), so the raw bytes of every name are read again from the
+central directory and from the entry's local header, and any difference, NUL
+or control character is a reason to refuse the archive.
 """
 from __future__ import annotations
 
 import re
 import stat
+import struct
+import unicodedata
 import zipfile
 import zlib
 
@@ -21,8 +29,20 @@ MAX_RATIO = 200
 RATIO_MIN_SIZE = 64 << 10
 
 
+# Bidirectional overrides and isolates make a name display as another name.
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
 class NotAZip(Exception):
     """The file is not a readable zip archive at all (bad input, exit 2)."""
+
+
+def control_character(name: str) -> str | None:
+    """The first control or bidirectional-override character in a name, escaped, else None."""
+    for c in name:
+        if unicodedata.category(c) == "Cc" or c in _BIDI:
+            return ascii(c)
+    return None
 
 
 def unsafe_path(name: str) -> str | None:
@@ -31,6 +51,9 @@ def unsafe_path(name: str) -> str | None:
         return "empty path"
     if "\0" in name:
         return f"NUL byte in path {name!r}"
+    bad = control_character(name)
+    if bad:
+        return f"control character {bad} in path {name!r}"
     if "\\" in name:
         return f"backslash in path {name!r}"
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
@@ -67,11 +90,81 @@ def entry_problem(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def vet(infos: list) -> list:
-    """Every reason to refuse the archive, one line each, from metadata alone."""
+_CENTRAL = struct.Struct("<4s4B4HL2L5H2L")   # central directory file header, 46 bytes
+_LOCAL = struct.Struct("<4s2B4HL2L2H")        # local file header, 30 bytes
+_CENTRAL_SIG, _LOCAL_SIG = b"PK\x01\x02", b"PK\x03\x04"
+_UTF8_NAME = 0x800
+
+
+def _decoded(raw: bytes, flags: int) -> str | None:
+    """The name as zipfile decodes it before any cutting (None: not decodable)."""
+    try:
+        return raw.decode("utf-8") if flags & _UTF8_NAME else raw.decode("cp437")
+    except UnicodeDecodeError:
+        return None
+
+
+def _read_exact(fh, offset: int, size: int) -> bytes:
+    fh.seek(offset)
+    data = fh.read(size)
+    if len(data) != size:
+        raise ValueError("ends early")
+    return data
+
+
+def raw_names(fh, start_dir: int, infos: list) -> list:
+    """For each entry (in central-directory order, as zipfile lists them): a reason
+    its raw name bytes are not what zipfile reports (a NUL, another decoding, another
+    name in its local header), else None. Control characters in the reported name are
+    entry_problem's (unsafe_path).
+
+    Reads the central directory from `start_dir` (where zipfile found it) and
+    each entry's local header, never trusting zipfile's decoded names."""
+    out, offset = [], start_dir
+    for info in infos:
+        try:
+            head = _CENTRAL.unpack(_read_exact(fh, offset, _CENTRAL.size))
+            raw = _read_exact(fh, offset + _CENTRAL.size, head[12]) if head[0] == _CENTRAL_SIG else None
+        except (ValueError, struct.error):
+            out.append(f"central directory record of {info.filename!r} is truncated")
+            break
+        if raw is None:
+            out.append(f"central directory record of {info.filename!r} is malformed")
+            break
+        flags, name_len, extra_len, comment_len = head[5], head[12], head[13], head[14]
+        offset += _CENTRAL.size + name_len + extra_len + comment_len
+        out.append(_name_problem(fh, info, raw, flags))
+    return out
+
+
+def _name_problem(fh, info, raw: bytes, flags: int) -> str | None:
+    shown = info.filename
+    if b"\0" in raw:
+        return f"NUL byte in entry name {raw!r} (zipfile reads it as {shown!r})"
+    decoded = _decoded(raw, flags)
+    if decoded is None:
+        return f"entry name {raw!r} is not valid UTF-8 although its header says it is"
+    if decoded != shown:
+        return f"entry name {raw!r} is read by zipfile as {shown!r}"
+    try:
+        local = _LOCAL.unpack(_read_exact(fh, info.header_offset, _LOCAL.size))
+        local_raw = _read_exact(fh, info.header_offset + _LOCAL.size, local[10])
+    except (ValueError, struct.error, OSError):
+        return f"entry {shown!r}: its local header is missing or truncated"
+    if local[0] != _LOCAL_SIG:
+        return f"entry {shown!r}: no local header at the offset the central directory gives"
+    if local_raw != raw:
+        return f"entry {shown!r} is named {local_raw!r} in its local header (central directory: {raw!r})"
+    return None
+
+
+def vet(infos: list, names: list = ()) -> list:
+    """Every reason to refuse the archive, one line each, from metadata alone.
+    names: raw_names' verdicts, one per entry (empty: not checked)."""
     problems, seen, total = [], set(), 0
     if len(infos) > MAX_ENTRIES:
         return [f"{len(infos)} entries (limit {MAX_ENTRIES})"]
+    problems += [why for why in names if why]
     for info in infos:
         why = entry_problem(info)
         if why:
@@ -91,8 +184,28 @@ def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     with zf.open(info) as fh:
         data = fh.read(info.file_size + 1)
     if len(data) != info.file_size:
-        raise ValueError(f"entry {info.filename!r} holds more or fewer bytes than it declares")
+        raise ValueError(f"it holds {'more' if len(data) > info.file_size else 'fewer'} bytes "
+                         f"than the {info.file_size} it declares")
     return data
+
+
+# What each failure means when the exception itself says nothing.
+_SILENT = {EOFError: "its compressed data runs past the end of the archive",
+           zlib.error: "its compressed data is corrupt",
+           zipfile.BadZipFile: "its data does not match its headers",
+           NotImplementedError: "it uses a compression method this reader does not support",
+           ValueError: "its data does not match its headers"}
+
+
+def reason(e: BaseException) -> str:
+    """A non-empty reason for a read failure."""
+    text = str(e).strip()
+    if text:
+        return text
+    for kind, why in _SILENT.items():
+        if isinstance(e, kind):
+            return why
+    return type(e).__name__
 
 
 def read(path) -> tuple:
@@ -103,7 +216,14 @@ def read(path) -> tuple:
         raise NotAZip(f"{path}: not a readable zip archive ({e})") from None
     with zf:
         infos = zf.infolist()
-        problems = vet(infos)
+        if len(infos) > MAX_ENTRIES:
+            return {}, vet(infos)
+        try:
+            with open(path, "rb") as fh:
+                names = raw_names(fh, zf.start_dir, infos)
+        except OSError as e:
+            raise NotAZip(f"{path}: cannot read ({e.strerror or e})") from None
+        problems = vet(infos, names)
         if problems:
             return {}, problems
         files = {}
@@ -113,5 +233,5 @@ def read(path) -> tuple:
             try:
                 files[info.filename] = _read(zf, info)
             except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, NotImplementedError) as e:
-                problems.append(f"unreadable entry {info.filename!r}: {e}")
+                problems.append(f"unreadable entry {info.filename!r}: {reason(e)}")
         return ({}, problems) if problems else (files, [])
