@@ -3,7 +3,6 @@ reference, the strategy's no-tie promise, the at_max mutants applied to the
 minimum, and the pinned MLX verdicts."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import scatter_slice_mutants as M

@@ -19,7 +19,8 @@ def registry(monkeypatch):
 def _ref(params, a, v, g):
     from mlx_vjpcheck.ops import at_multiply as T
     inp = {"a": np.array(a, dtype=float), "v": np.array(v, dtype=float)}
-    return T.reference(inp, None, None, params), T.reference_vjp(inp, np.array(g, dtype=float), None, None, params)
+    g = np.array(g, dtype=float)
+    return T.reference(inp, None, None, params), T.reference_vjp(inp, g, None, None, params)
 
 
 def test_strided_slice_by_hand():

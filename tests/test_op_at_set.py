@@ -21,7 +21,8 @@ def _ref(params, a, v, lhs, rhs=None, g=None):
     lhs = np.array(lhs)
     rhs = None if rhs is None else np.array(rhs)
     y = at_set.OPS[0].reference(inp, lhs, rhs, params)
-    grads = None if g is None else at_set.OPS[0].reference_vjp(inp, np.array(g, dtype=float), lhs, rhs, params)
+    info = at_set.OPS[0]
+    grads = None if g is None else info.reference_vjp(inp, np.array(g, dtype=float), lhs, rhs, params)
     return y, grads
 
 

@@ -80,11 +80,11 @@ def _swap(params):
     return [[hi, lo] for lo, hi in w] if form == "pairs" else w
 
 
+SWAPPED = {"reflect": "symmetric", "symmetric": "reflect"}
 MUTANTS = {
     "every_mode_as_constant": lambda ctx: _ref_vjp(ctx, mode="constant"),
     "low_high_swapped": lambda ctx: _ref_vjp(ctx, width=_swap(ctx.params)),
-    "reflect_symmetric_swapped": lambda ctx: _ref_vjp(
-        ctx, mode={"reflect": "symmetric", "symmetric": "reflect"}.get(ctx.params["mode"], ctx.params["mode"])),
+    "reflect_symmetric_swapped": lambda ctx: _ref_vjp(ctx, mode=SWAPPED.get(ctx.params["mode"], ctx.params["mode"])),
 }
 
 

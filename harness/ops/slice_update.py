@@ -313,7 +313,8 @@ def slice_fuzz(draw, dtypes=("float32",)) -> Scenario:
     params = dict({"axes": axes, "size": extent}, **_start_params(draw, len(axes)))
     seed = draw(D.irange(0, 2**16))
     cot, cmode = D.cotangent(draw, tuple(extent), dtype)
-    return D.finish(Scenario(name="", op="dynamic_slice", operands={"a": _a_operand(draw, shape, seed, dtype)},
+    a = _a_operand(draw, shape, seed, dtype)
+    return D.finish(Scenario(name="", op="dynamic_slice", operands={"a": a},
                              wrt=("a",), lhs_indices=index_tensor(start), params=params, cotangent=cot,
                              family="slice",
                              description=f"generated: a{shape} size {extent}, cotangent {cmode}"))
