@@ -81,6 +81,13 @@ def test_pinned_mlx_passes_the_catalog(registry):
 
 
 @needs_pinned_mlx()
+def test_pinned_mlx_records_the_missing_rule_for_index_array_keys(registry):
+    """at_multiply_indexed (has_vjp=False): forwards with repeats right, VJP refused."""
+    got = M.statuses("at_multiply_indexed")
+    assert len(got) >= 5 and all(st == "pass" for st, _ in got.values())
+
+
+@needs_pinned_mlx()
 def test_pinned_mlx_has_no_vjp_for_index_array_keys():
     """Recorded as a missing rule, not a defect: Scatter Prod raises in its VJP."""
     import mlx.core as mx

@@ -3,13 +3,13 @@ where MLX has a gradient rule for it: int and slice keys, which MLX routes to
 SliceUpdate with reduce Prod (ints, [start, stop, step] with steps of either sign,
 a key covering the whole array short-cuts to a plain multiply).
 
-What is NOT tested, and why: with index-array keys (repeated or not) MLX builds a
-Scatter with reduce Prod, whose VJP raises "[scatter] VJP not implemented for
-scatter_prod" (and `.divide` is scatter_prod of the reciprocal). That is a missing
-rule, recorded as such (tests/test_op_at_multiply.py asserts the refusal on the
-pinned MLX), not a defect; the catalog and the strategy never build such a key.
-The reference itself handles repeated positions (each write multiplies once, the
-product rule gives each write its own term), for the day MLX adds the rule.
+With index-array keys (repeated or not) MLX builds a Scatter with reduce Prod,
+whose VJP raises "[scatter] VJP not implemented for scatter_prod" (`.divide` is
+scatter_prod of the reciprocal). That is a missing rule, not a defect: the second
+record here, at_multiply_indexed (has_vjp=False), checks that forward (repeated
+rows, columns and points multiply once per write) and records the refusal. The
+reference's product rule already gives each write its own term, for the day MLX
+adds the rule.
 
 What is claimed: out[t] = a[t] * prod(v written to t) (divide: * prod(1 / v)), a
 polynomial (rational for divide) in the inputs, so d a[t] = g[t] * prod(...) and
@@ -133,8 +133,38 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 '''
 
 
-OPS = (OpInfo(
-    name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
-    operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.at_multiply:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+# --- index-array keys: Scatter Prod, which has no VJP in MLX --------------------------------
+
+def _indexed(name, form, lhs, rhs=None, divide=False, seed=0, desc="", **extra):
+    a_shape = (4, 5)
+    params = dict({"form": form, "updates": "per"}, **extra)
+    if divide:
+        params["divide"] = True
+    v_shape = S.v_shape_of(form, "per", a_shape, S._ids(lhs), None if rhs is None else S._ids(rhs), params)
+    rng = np.random.RandomState(110 + seed)
+    v = rng.choice([-2, -1, -0.5, 0.5, 1, 2], size=v_shape) if divide else rng.randint(-3, 4, size=v_shape)
+    return S.case("at_multiply_indexed", name, tensor(rng.randint(-3, 4, size=a_shape)), tensor(v), lhs, rhs,
+                  ("a", "v"), None, params, desc=desc)
+
+
+def indexed_scenarios() -> list:
+    return [
+        _indexed("rows/repeat", "rows", [2, 0, 2, 2], desc="row 2 multiplied three times"),
+        _indexed("cols/repeat", "cols", [1, 3, 1], seed=1),
+        _indexed("points/repeat", "points", [0, 3, 0], [2, 2, 2], seed=2),
+        _indexed("rows/negative", "rows", [3, 1], seed=3, negative=True),
+        _indexed("rows/divide_repeat", "rows", [1, 1, 0], divide=True, seed=4,
+                 desc=".divide with a repeated row: two reciprocals multiply in"),
+    ]
+
+
+OPS = (
+    OpInfo(name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
+           operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
+           exact=True, mlx_call=".ops.at_multiply:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+           repro_source=REPRO),
+    OpInfo(name="at_multiply_indexed",
+           summary="a.at[idx].multiply / divide with index arrays (Scatter Prod): no VJP in MLX; forward checked",
+           operands=("a", "v"), differentiable=("a", "v"), index_arrays=("lhs", "rhs"), reference=reference,
+           exact=True, mlx_call=".ops.at_multiply:mlx_call", scenarios=indexed_scenarios, has_vjp=False),
+)
