@@ -207,7 +207,9 @@ class _Parser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG,
                 description="Merge fuzz output directories by signature (smallest counterexample kept) "
-                            "and write each signature the regression corpus lacks as a corpus candidate.")
+                            "and write each signature the regression corpus lacks as a corpus candidate.",
+                epilog="exit status: 0 merged, no new signature; 1 merged, candidates written; "
+                       "2 bad input (one line, nothing written); 130 interrupted")
     p.add_argument("inputs", nargs="+", metavar="FINDINGS_DIR", help="mlx-vjpcheck fuzz output directories")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="merged fuzz run directory, with candidates/ (written whole, or not at all)")

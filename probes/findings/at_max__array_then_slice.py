@@ -2,7 +2,7 @@
 """mlx-vjpcheck fuzz finding at_max__grad-v__reference__wrong-value__scatter_rows_slice
 
 at_max: grad-v flagged by the reference oracle (wrong-value); call form scatter_rows_slice.
-All oracles that flagged it: reference. Minimal counterexample: 4 operand elements.
+All oracles that flagged it: reference. Minimal counterexample: 6 operand elements.
 
 Exit 0: defect absent, 1: defect present, 125: cannot test (git bisect skip).
 Standalone: mlx + numpy + the standard library.
@@ -15,6 +15,12 @@ import sys
 import numpy as np
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr, exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
 
 def _nonfinite(d):
     """Strict JSON carries NaN and infinities as {"nonfinite": "nan" | "inf" | "-inf"}."""
@@ -23,9 +29,9 @@ def _nonfinite(d):
     return d
 
 
-SCENARIO = json.loads(r"""{"name": "at_max/minimal/array_then_slice", "op": "at_max", "operands": {"a": {"values": [-4.0, -8.0], "shape": [1, 2], "dtype": "float32", "views": []}, "v": {"values": [4.0, 8.0], "shape": [1, 2], "dtype": "float32", "views": []}}, "wrt": ["a", "v"], "lhs_indices": {"values": [0], "shape": [1], "dtype": "uint32", "views": []}, "rhs_indices": null, "sorted_indices": false, "params": {"form": "rows_slice", "updates": "per", "cols": [null, null, null]}, "cotangent": null, "objective": "vjp", "fd_step": null, "family": "scatter_rows_slice", "defect_tags": [], "description": "at_max: a.at[[0], :] with v winning both columns"}""", object_hook=_nonfinite)
+SCENARIO = json.loads(r"""{"name": "fuzz/at_max/417fa350f44e", "op": "at_max", "operands": {"a": {"values": [8.0, -4.0, -8.0], "shape": [1, 3], "dtype": "float32", "views": []}, "v": {"values": [0.0, -12.0, 4.0], "shape": [1, 3], "dtype": "float32", "views": []}}, "wrt": ["a", "v"], "lhs_indices": {"values": [0], "shape": [1], "dtype": "uint32", "views": []}, "rhs_indices": null, "sorted_indices": false, "params": {"form": "rows_slice", "updates": "per", "cols": [null, null, null]}, "cotangent": null, "objective": "vjp", "fd_step": null, "family": "scatter_rows_slice", "defect_tags": [], "description": "generated: rows_slice per a(1, 3) v(1, 3), cotangent ones"}""", object_hook=_nonfinite)
 # float64 reference values computed when the finding was made
-EXPECTED = json.loads(r"""{"forward": [[4.0, 8.0]], "grad:a": [[0.0, 0.0]], "grad:v": [[1.0, 1.0]]}""", object_hook=_nonfinite)
+EXPECTED = json.loads(r"""{"forward": [[8.0, -4.0, 4.0]], "grad:a": [[1.0, 1.0, 0.0]], "grad:v": [[0.0, 0.0, 1.0]]}""", object_hook=_nonfinite)
 ATOL, RTOL = 3e-05, 3e-05
 EXACT_ZEROS = True   # float32 with small integers on an op whose sums are then exact
 HAS_SORTED_FLAG = False
@@ -328,7 +334,7 @@ def agrees(res, y, grads):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = OneLineParser(description=__doc__)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sorted", action="store_true", help=argparse.SUPPRESS)

@@ -15,6 +15,12 @@ import sys
 import numpy as np
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr, exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
 
 def _nonfinite(d):
     """Strict JSON carries NaN and infinities as {"nonfinite": "nan" | "inf" | "-inf"}."""
@@ -23,7 +29,7 @@ def _nonfinite(d):
     return d
 
 
-SCENARIO = json.loads(r"""{"name": "at_min/minimal/array_then_slice", "op": "at_min", "operands": {"a": {"values": [4.0, 8.0], "shape": [1, 2], "dtype": "float32", "views": []}, "v": {"values": [-4.0, -8.0], "shape": [1, 2], "dtype": "float32", "views": []}}, "wrt": ["a", "v"], "lhs_indices": {"values": [0], "shape": [1], "dtype": "uint32", "views": []}, "rhs_indices": null, "sorted_indices": false, "params": {"form": "rows_slice", "updates": "per", "cols": [null, null, null]}, "cotangent": null, "objective": "vjp", "fd_step": null, "family": "scatter_rows_slice", "defect_tags": [], "description": "at_min: a.at[[0], :] with v winning both columns"}""", object_hook=_nonfinite)
+SCENARIO = json.loads(r"""{"name": "fuzz/at_min/064431db27fc", "op": "at_min", "operands": {"a": {"values": [0.0, 4.0], "shape": [1, 2], "dtype": "float32", "views": []}, "v": {"values": [-4.0, -8.0], "shape": [1, 2], "dtype": "float32", "views": []}}, "wrt": ["a", "v"], "lhs_indices": {"values": [0], "shape": [1], "dtype": "uint32", "views": []}, "rhs_indices": null, "sorted_indices": false, "params": {"form": "rows_slice", "updates": "per", "cols": [null, null, null]}, "cotangent": null, "objective": "vjp", "fd_step": null, "family": "scatter_rows_slice", "defect_tags": [], "description": "generated: rows_slice per a(1, 2) v(1, 2), cotangent ones"}""", object_hook=_nonfinite)
 # float64 reference values computed when the finding was made
 EXPECTED = json.loads(r"""{"forward": [[-4.0, -8.0]], "grad:a": [[0.0, 0.0]], "grad:v": [[1.0, 1.0]]}""", object_hook=_nonfinite)
 ATOL, RTOL = 3e-05, 3e-05
@@ -328,7 +334,7 @@ def agrees(res, y, grads):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = OneLineParser(description=__doc__)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sorted", action="store_true", help=argparse.SUPPRESS)
