@@ -75,13 +75,13 @@ def publish(pairs: list) -> None:
             os.replace(tmp, path)
             placed.append(path)
     except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
         for path in placed:
             path.unlink(missing_ok=True)
         for old, path in moved:
-            os.replace(old, path)
+            os.replace(old, path)   # the earlier pair, back in place
         moved = []
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
         raise
     finally:
         for old, _ in moved:
