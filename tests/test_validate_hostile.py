@@ -328,3 +328,10 @@ def test_clean_fixtures_still_validate(tmp_path, maker):
     files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     rc, out, err = fx.check(make_zip(tmp_path / f"{maker}.zip", files))
     assert rc == 0, out + err
+
+
+def test_undecodable_name_in_directory_refused(run_dir):
+    with open(os.fsencode(run_dir) + b"/bad\xffname.txt", "wb") as fh:
+        fh.write(b"x")
+    lines = dir_rejected(run_dir, "bytes that are not UTF-8 in name 'bad\\udcffname.txt'")
+    assert all(line.isascii() for line in lines)

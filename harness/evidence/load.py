@@ -43,17 +43,29 @@ def _walk_error(problems: list, root: Path):
     return onerror
 
 
+def _bad_name(name: str) -> str | None:
+    """Why a file name cannot be evidence: bytes that are not UTF-8 (os.walk hands them
+    over as surrogates, which no terminal can print) or a control character."""
+    if any(0xDC80 <= ord(c) <= 0xDCFF for c in name):
+        return "bytes that are not UTF-8"
+    bad = safezip.control_character(name)
+    return f"control character {bad}" if bad else None
+
+
 def _survey(root: Path) -> tuple:
     """([(relative path, full path, size)], problems) from metadata alone (lstat)."""
-    found, problems = [], []
+    found, problems, seen = [], [], 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=_walk_error(problems, root)):
         dirnames.sort()
         for name in list(dirnames) + sorted(filenames):
+            seen += 1   # folders count, as a zip's folder entries do
+            if seen > safezip.MAX_ENTRIES:
+                return found, problems + [f"more than {safezip.MAX_ENTRIES} entries (limit {safezip.MAX_ENTRIES})"]
             full = os.path.join(dirpath, name)
             rel = Path(os.path.relpath(full, root)).as_posix()
-            bad = safezip.control_character(name)
+            bad = _bad_name(name)
             if bad:
-                problems.append(f"control character {bad} in name {rel!r}")
+                problems.append(f"{bad} in name {ascii(rel)}")
                 if name in dirnames:
                     dirnames.remove(name)
                 continue
@@ -63,7 +75,7 @@ def _survey(root: Path) -> tuple:
                 problems.append(f"cannot read {rel!r} ({e.strerror or type(e).__name__})")
                 continue
             if stat.S_ISLNK(st.st_mode):
-                problems.append(f"symlink {rel!r} (to {os.readlink(full)!r})")
+                problems.append(f"symlink {rel!r} (to {ascii(_link_target(full))})")
                 if name in dirnames:
                     dirnames.remove(name)
             elif stat.S_ISDIR(st.st_mode):
@@ -77,12 +89,17 @@ def _survey(root: Path) -> tuple:
                 problems.append(f"file {rel!r} is {st.st_size} bytes (limit {safezip.MAX_ENTRY})")
             else:
                 found.append((rel, full, st.st_size))
-            if len(found) + len(problems) > safezip.MAX_ENTRIES:
-                return found, problems + [f"more than {safezip.MAX_ENTRIES} entries (limit {safezip.MAX_ENTRIES})"]
     total = sum(size for _, _, size in found)
     if total > safezip.MAX_TOTAL:
         problems.append(f"directory holds {total} bytes in all (limit {safezip.MAX_TOTAL})")
     return found, problems
+
+
+def _link_target(full: str) -> str:
+    try:
+        return os.readlink(full)
+    except OSError as e:
+        return f"? ({e.strerror})"
 
 
 def _read_file(full: str, size: int) -> bytes:
