@@ -386,3 +386,9 @@ def test_verdict_rules():
     code, line = G.verdict({"rows": [_row("a", "fail", "pass"), out]})
     assert code == 0 and "1 out of scope" in line
     assert G.verdict({"rows": [out]})[0] == 1                                   # nothing in scope ran
+    both = {"pristine": {"gather_mm": True, "gather_qmm": True}, "patched": {"gather_mm": True, "gather_qmm": True}}
+    assert G.verdict(dict(ok, fast_path=both))[0] == 0
+    lost = dict(both, patched={"gather_mm": True, "gather_qmm": False})
+    code, line = G.verdict(dict(ok, fast_path=lost))
+    assert code == 1 and "gather_qmm" in line and "fast path" in line
+    assert G.verdict(dict(ok, fast_path={"pristine": None, "patched": None}))[0] == 0   # no probe

@@ -119,6 +119,14 @@ def test_bad_usage_exits_2(binary):
         assert p.returncode == 2 and p.stdout == "", argv
 
 
+def test_fast_path_probe_sees_the_segmented_matmul(binary):
+    """The gate's check that a patch keeps the MoE fast path: on the pinned wheel (and on
+    pristine main) a right-sorted, non-broadcast VJP goes through SegmentedMM."""
+    p = subprocess.run([str(binary), "--fast-path"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"fast_path": {"gather_mm": True, "gather_qmm": True}}
+
+
 def test_bench_moe_reports_timings(binary):
     p = subprocess.run([str(binary), "--bench-moe", "16", "8", "8", "4", "2"], capture_output=True,
                        text=True, timeout=120)

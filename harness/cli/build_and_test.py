@@ -144,7 +144,8 @@ def fuzz_main(args, gate, corpus, t_start) -> int:
         import shutil
         campaigns = {}
         for v, d in outs.items():
-            shutil.copytree(d, Path(tmp) / d.name)
+            # The run directory's own manifest covers these files: no nested manifests.
+            shutil.copytree(d, Path(tmp) / d.name, ignore=shutil.ignore_patterns(G.paths.MANIFEST))
             campaigns[v] = native_fuzz.load_campaign(d)
         summary = native_fuzz.cross_check(binaries, gate.work, outs, out_of_scope)
         native_fuzz.write_summary(tmp, summary, campaigns)
@@ -204,6 +205,11 @@ def print_gate(comp: dict) -> None:
         c.print(t)
     for k in comp.get("skipped", []):
         c.print(f"skipped {escape(k['scenario'])}: {escape(k['reason'])}")
+    fp = comp.get("fast_path") or {}
+    if any(fp.values()):
+        says = lambda d: ", ".join(f"{op} {'yes' if on else 'NO'}" for op, on in sorted((d or {}).items())) or "?"  # noqa: E731
+        c.print(f"right-sorted fast path (segmented matmul in the VJP): pristine {says(fp.get('pristine'))}; "
+                f"patched {says(fp.get('patched'))}")
 
 
 def print_fuzz(summary: dict, campaigns: dict) -> None:

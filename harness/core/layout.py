@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-VIEW_OPS = ("slice", "transpose", "reshape", "broadcast_to")
+VIEW_OPS = ("slice", "transpose", "reshape", "broadcast_to", "expand_dims")
 
 
 def storage(t, dtype=np.float64) -> np.ndarray:
@@ -31,6 +31,8 @@ def apply_view(arr, view, xp=np):
         return xp.reshape(arr, tuple(view["shape"]))
     if op == "broadcast_to":
         return xp.broadcast_to(arr, tuple(view["shape"]))
+    if op == "expand_dims":   # a singleton axis inserted (x[:, None, :]): a stride MLX must not misread
+        return xp.expand_dims(arr, int(view["axis"]))
     raise ValueError(f"unknown view op {op!r} (known: {', '.join(VIEW_OPS)})")
 
 

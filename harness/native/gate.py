@@ -284,6 +284,12 @@ def verdict(comp: dict) -> tuple:
            (f"; {out} out of scope (listed with their reasons)" if out else "")
     if not scoped:
         return 1, "no scenario ran" + tail
+    fp = comp.get("fast_path") or {}
+    lost = sorted(op for op, on in (fp.get("pristine") or {}).items()
+                  if on and (fp.get("patched") or {}).get(op) is False)
+    if lost:
+        return 1, (f"the patched units no longer take the right-sorted segmented fast path "
+                   f"({', '.join(lost)}): MoE backward passes would lose it")
     if missed or unfixed:
         return 1, (f"pristine reproduced {expected - len(missed)}/{expected} expected defects"
                    + (f" (first missed: {missed[0]})" if missed else "")
@@ -356,11 +362,30 @@ def build_binaries(gate: Gate, then=None) -> dict:
         return {v: f.result() for v, f in futures.items()}
 
 
+def fast_path(gate: Gate, variant, exe) -> dict | None:
+    """{op: bool}: does a right-sorted, non-broadcast VJP (the MoE case) still go through
+    the segmented matmul? None when the binary has no such probe (a fixture's suite)."""
+    e = gate.rec.run(f"fastpath-{variant}", [exe, "--fast-path"], gate.work)
+    if e["exit_code"] != 0:
+        return None
+    for line in (gate.rec.root / e["stdout"]).read_text(encoding="utf-8").splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and isinstance(msg.get("fast_path"), dict):
+            return {str(k): bool(v) for k, v in msg["fast_path"].items()}
+    return None
+
+
 def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     scenarios = [e.scenario for e in entries]
     input_path = native_suite.write_input(scenarios, gate.work / paths.SCENARIOS)
     shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the binaries' exact input, kept
-    built = build_binaries(gate, lambda v, exe: run_variant(gate, v, exe, input_path))
-    runs = {v: r for v, (_, r) in built.items()}
+    built = build_binaries(gate, lambda v, exe: (run_variant(gate, v, exe, input_path),
+                                                 fast_path(gate, v, exe)))
+    runs = {v: r for v, (_, (r, _)) in built.items()}
     results = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}") for v in VARIANTS}
-    return {"results": results, "comparison": comparison(entries, runs, list(gate.touched))}
+    comp = comparison(entries, runs, list(gate.touched))
+    comp["fast_path"] = {v: fp for v, (_, (_, fp)) in built.items()}
+    return {"results": results, "comparison": comp}

@@ -239,10 +239,29 @@ def _backing_tails():
     return out
 
 
+def _user_layouts():
+    """Layouts behind recent reports of silent wrong results on the sorted path: a
+    singleton axis inserted by expand_dims (x[:, None, :], MoE tokens as 1-row
+    matrices), and a rank-3 transpose that moves a batch axis."""
+    tokens = tensor(seeded_ints((4, 3), 40), views=[{"op": "expand_dims", "axis": 1}])   # (4, 1, 3)
+    t3 = tensor(seeded_ints((2, 3, 3), 41), views=[{"op": "transpose", "axes": [1, 0, 2]}])  # (3, 2, 3)
+    return [
+        gmm("gmm/expand_dims/right_sorted", tokens, ints((2, 3, 2), 42), rhs=[0, 0, 1, 1],
+            family="layout", fd_step=FD_STEP,
+            description="x[:, None, :] as the left operand, tokens sorted by expert (MoE)"),
+        gmm("gmm/expand_dims/left_repeat", tokens, ints((3, 3, 2), 43), lhs=[0, 0, 3],
+            family="layout", tags=("left_selection",)),
+        gmm("gmm/transpose3/right_sorted", t3, ints((2, 3, 2), 44), rhs=[0, 1, 1], family="layout",
+            fd_step=FD_STEP, description="left operand transposed across its batch and row axes"),
+        gmm("gmm/transpose3/left_repeat", t3, ints((3, 3, 2), 45), lhs=[0, 0, 2], family="layout",
+            tags=("left_selection",)),
+    ]
+
+
 def scenarios() -> list:
     return [s for build in (_report_example, _left_selections, _right_selections, _both_explicit,
                             _broadcasting, _layouts, _cotangents, _matmul_controls,
-                            _loss_and_hessian, _backing_tails) for s in build()]
+                            _loss_and_hessian, _backing_tails, _user_layouts) for s in build()]
 
 
 # --- fuzz strategy: index arrays of every rank, sides, broadcasting, layouts -------------

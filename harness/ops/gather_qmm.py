@@ -130,8 +130,39 @@ def _quantized(bits):
     return out
 
 
+def _user_layouts():
+    """K not a multiple of the kernels' tile (96 = 3 groups of 32), row slices of
+    scales and biases (a window onto wider storage), and x[:, None, :] tokens.
+    (The packed codes themselves are always contiguous here: integer operands are
+    packed from their logical values.)"""
+    K, E, N, bits = 96, 3, 4, 4
+    vc = codes((E, N, K), bits, seed=50)
+    vs = tensor(np.random.RandomState(51).choice([0.5, 1.0, -1.0], size=E * N * 3), (E, N, 3))
+    vb = mm.ints((E, N, 3), 52)
+    x = mm.ints((3, 2, K), 53, lo=-2, hi=3)
+    wide_s = tensor(_widen(np.asarray(vs.values).reshape(E, N, 3)),
+                    views=[{"op": "slice", "index": [[0, E], [0, N]]}])
+    wide_b = tensor(_widen(np.asarray(vb.values).reshape(E, N, 3)),
+                    views=[{"op": "slice", "index": [[0, E], [0, N]]}])
+    tokens = tensor(mm.seeded_ints((4, K), 54, lo=-2, hi=3), views=[{"op": "expand_dims", "axis": 1}])
+    q = dict(family="layout")
+    return [
+        qmm("qmm4/k96/right_sorted", x, vc, vs, vb, bits, 32, rhs=[0, 0, 2], **q),
+        qmm("qmm4/k96/left_repeat", x, vc, vs, vb, bits, 32, lhs=[0, 0, 2], tags=("quantized_left",), **q),
+        qmm("qmm4/row_slice/right_sorted", x, vc, wide_s, wide_b, bits, 32, rhs=[0, 1, 2],
+            description="scales and biases are the first N rows of wider storage", **q),
+        qmm("qmm4/expand_dims/right_sorted", tokens, vc, vs, vb, bits, 32, rhs=[0, 1, 1, 2], **q),
+    ]
+
+
+def _widen(a, extra=2, fill=9.0):
+    """Storage with `extra` more rows (axis -2) of a distinctive value after a."""
+    pad = np.full(a.shape[:-2] + (extra, a.shape[-1]), fill)
+    return np.concatenate([a, pad], axis=-2)
+
+
 def scenarios() -> list:
-    return _quantized(4) + _quantized(8)
+    return _quantized(4) + _quantized(8) + _user_layouts()
 
 
 # --- fuzz strategy -----------------------------------------------------------------------

@@ -1,9 +1,13 @@
 #include "bench.hpp"
 
 #include <chrono>
+#include <functional>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <mlx/primitives.h>
 
 #include "mlx_ops.hpp"
 
@@ -44,6 +48,49 @@ int bench_moe(char** args, const std::function<void(const json&)>& emit) {
   emit({{"bench", "moe"},
         {"shape", {{"tokens", T}, {"hidden", D}, {"ffn", F}, {"experts", E}}},
         {"seconds", seconds}});
+  return 0;
+}
+
+// True when the (unevaluated) graph behind `out` contains a primitive called `name`.
+static bool graph_has(const mx::array& out, const std::string& name) {
+  std::set<std::uintptr_t> seen;
+  std::vector<mx::array> todo{out};
+  while (!todo.empty()) {
+    mx::array a = todo.back();
+    todo.pop_back();
+    if (!seen.insert(a.id()).second) continue;
+    if (a.has_primitive() && name == a.primitive().name()) return true;
+    for (auto& in : a.inputs()) todo.push_back(in);
+  }
+  return false;
+}
+
+// The right-sorted, non-broadcast calls a MoE layer makes: does the weight gradient
+// go through the segmented matmul (the fast path) rather than gather + scatter?
+int fast_path_probe(const std::function<void(const json&)>& emit) {
+  const int T = 8, D = 64, F = 8, E = 4;
+  std::vector<uint32_t> experts(T);
+  for (int t = 0; t < T; ++t) experts[t] = uint32_t(t * E / T);
+  auto idx = mx::array(experts.begin(), {T}, mx::uint32);
+  auto x = mx::ones({T, 1, D});
+  auto cot = mx::ones({T, 1, F});
+  auto w = mx::ones({E, D, F});
+  auto mm = [&idx](const std::vector<mx::array>& a) {
+    return std::vector<mx::array>{mx::gather_mm(a[0], a[1], std::nullopt, idx, true)};
+  };
+  auto [y1, g1] = mx::vjp(mm, {x, w}, {cot});
+  bool gmm = graph_has(g1[1], "SegmentedMM");
+  // gather_qmm: codes of 1 (4 bits), groups of 32 along D, gradient w.r.t. the scales.
+  auto wq = mx::full({E, F, D / 8}, 0x11111111u, mx::uint32);
+  auto biases = mx::zeros({E, F, D / 32});
+  auto qmm = [&](const std::vector<mx::array>& a) {
+    return std::vector<mx::array>{gather_qmm_call(x, wq, a[0], biases, std::nullopt, idx, true, 32, 4,
+                                                  "affine", true)};
+  };
+  auto [y2, g2] = mx::vjp(qmm, {mx::ones({E, F, D / 32})}, {cot});
+  bool gqmm = graph_has(g2[0], "SegmentedMM");
+  mx::eval({g1[0], g1[1], g2[0]});  // the graphs must also run
+  emit({{"fast_path", {{"gather_mm", gmm}, {"gather_qmm", gqmm}}}});
   return 0;
 }
 

@@ -52,6 +52,7 @@ static mx::array mlx_view(const mx::array& a, const json& view) {
   if (op == "transpose") return mx::transpose(a, view.at("axes").get<std::vector<int>>());
   if (op == "reshape") return mx::reshape(a, mx_shape(view.at("shape").get<Dims>()));
   if (op == "broadcast_to") return mx::broadcast_to(a, mx_shape(view.at("shape").get<Dims>()));
+  if (op == "expand_dims") return mx::expand_dims(a, view.at("axis").get<int>());
   throw std::invalid_argument("unknown view op '" + op + "'");
 }
 

@@ -125,12 +125,22 @@ Host broadcast_to(const Host& x, const Dims& shape) {
   return gather_strided(x, 0, strides, shape);
 }
 
+static Host do_expand_dims(const Host& x, int64_t axis) {
+  int64_t rank = int64_t(x.shape.size()) + 1;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw std::invalid_argument("expand_dims axis out of range");
+  Dims shape = x.shape;
+  shape.insert(shape.begin() + axis, 1);
+  return Host(shape, x.v);
+}
+
 Host apply_view(const Host& x, const json& view) {
   auto op = view.at("op").get<std::string>();
   if (op == "slice") return do_slice(x, view.at("index"));
   if (op == "transpose") return do_transpose(x, view.at("axes").get<std::vector<int64_t>>());
   if (op == "reshape") return do_reshape(x, view.at("shape").get<Dims>());
   if (op == "broadcast_to") return broadcast_to(x, view.at("shape").get<Dims>());
+  if (op == "expand_dims") return do_expand_dims(x, view.at("axis").get<int64_t>());
   throw std::invalid_argument("unknown view op '" + op + "'");
 }
 

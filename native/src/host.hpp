@@ -1,7 +1,7 @@
 // Host-side float64 arrays and the scenario's view replay, with no MLX.
 //
 // The references see only logical values: a Tensor's storage with its views
-// (slice / transpose / reshape / broadcast_to) materialised row-major.
+// (slice / transpose / reshape / broadcast_to / expand_dims) materialised row-major.
 #pragma once
 
 #include <cstdint>

@@ -15,6 +15,10 @@
 //   vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS
 //       Times a MoE-shaped right-sorted gather_mm forward + backward (bench/moe.py).
 //
+//   vjpcheck-native --fast-path
+//       {"fast_path": {"gather_mm": bool, "gather_qmm": bool}}: whether a right-sorted,
+//       non-broadcast VJP still goes through the segmented matmul (build_and_test.py).
+//
 // In every mode the protocol goes to a private copy of stdout, and stdout itself is
 // pointed at stderr: BLAS error handlers print there (OpenBLAS's xerbla), and their
 // text must never interleave with the JSON lines.
@@ -114,10 +118,12 @@ int main(int argc, char** argv) {
   mx::set_default_device(mx::Device::cpu);
   if (mode == "--serve" && argc == 3) return serve(argv[2]);
   if (mode == "--bench-moe" && argc == 7) return bench_moe(argv + 2, [](const json& j) { emit(j); });
+  if (mode == "--fast-path" && argc == 2) return fast_path_probe([](const json& j) { emit(j); });
   if (argc < 2 || argc > 3 || mode.rfind("--", 0) == 0) {
     std::cerr << "usage: vjpcheck-native INPUT.json [START]\n"
                  "       vjpcheck-native --serve TOLERANCES.json\n"
-                 "       vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS\n";
+                 "       vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS\n"
+                 "       vjpcheck-native --fast-path\n";
     return 2;
   }
   return batch(argc, argv);

@@ -22,10 +22,10 @@ mx::array pack_codes(const Host& codes, int bits) {
 // MLX 0.32.4 added a global_scale argument before sorted_indices; main at the
 // pinned commit has not. Pick whichever signature this MLX has.
 template <class X>
-static mx::array gather_qmm_call(const X& x, const mx::array& w, const mx::array& scales,
-                                 const mx::array& biases, const std::optional<mx::array>& lhs,
-                                 const std::optional<mx::array>& rhs, bool transpose, int gs,
-                                 int bits, const std::string& mode, bool sorted) {
+static mx::array gather_qmm_any(const X& x, const mx::array& w, const mx::array& scales,
+                                const mx::array& biases, const std::optional<mx::array>& lhs,
+                                const std::optional<mx::array>& rhs, bool transpose, int gs,
+                                int bits, const std::string& mode, bool sorted) {
   if constexpr (requires {
                   mx::gather_qmm(x, w, scales, biases, lhs, rhs, transpose, gs, bits, mode,
                                  std::optional<mx::array>{}, sorted);
@@ -35,6 +35,13 @@ static mx::array gather_qmm_call(const X& x, const mx::array& w, const mx::array
   } else {
     return mx::gather_qmm(x, w, scales, biases, lhs, rhs, transpose, gs, bits, mode, sorted);
   }
+}
+
+mx::array gather_qmm_call(const mx::array& x, const mx::array& w, const mx::array& scales,
+                          const mx::array& biases, const std::optional<mx::array>& lhs,
+                          const std::optional<mx::array>& rhs, bool transpose, int gs, int bits,
+                          const std::string& mode, bool sorted) {
+  return gather_qmm_any(x, w, scales, biases, lhs, rhs, transpose, gs, bits, mode, sorted);
 }
 
 static const std::map<std::string, MlxCall>& registry() {
