@@ -213,7 +213,7 @@ def read(path) -> tuple:
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as e:
-        raise NotAZip(f"{path}: not a readable zip archive ({e})") from None
+        raise NotAZip(f"{path}: not a readable zip archive ({reason(e)})") from None
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_ENTRIES:
