@@ -144,14 +144,14 @@ def run(root, project, src, build, patch=None, out=None, extra=()):
     out = out or root / "out"
     argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch",
             str(patch or root / "good.diff"), "--out", str(out), "--cache", str(root / "cache"),
-            *extra]
+            "--replace", *extra]
     return build_and_test.main(argv, project=project, scenarios=scenarios()), out
 
 
 def one_line_exit_2(capsys, code, *fragments):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
-    assert len(err) == 1 and err[0].startswith("build_and_test: "), err
+    assert len(err) == 1 and err[0].startswith(("build_and_test: ", "build_and_test.py: ")), err
     for f in fragments:
         assert f in err[0], err[0]
     return err[0]
@@ -335,7 +335,7 @@ def test_scenario_files_and_out_of_scope_rows(fixture, capsys):
                                        "-  if (sorted) return 2 * i + 1;\n+  if (sorted && i == 0) return 1;\n"))
     out = root / "out"
     argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch", str(noop), "--out", str(out),
-            "--cache", str(root / "cache"), "--no-catalog", "--scenarios", str(root / "more")]
+            "--cache", str(root / "cache"), "--no-catalog", "--scenarios", str(root / "more"), "--replace"]
     code = build_and_test.main(argv, project=project)
     text = capsys.readouterr().out
     assert code == 0, text          # NAMES[0] still fails patched, but it is out of scope
@@ -352,7 +352,7 @@ def test_scenario_files_and_out_of_scope_rows(fixture, capsys):
 
 @pytest.mark.parametrize("extra, fragment", [
     (("--scenarios", "MISSING"), "no such file or directory"),
-    (("--fuzz", "0"), "--fuzz must be a positive"),
+    (("--fuzz", "0"), "is not a positive number"),
     (("--fuzz", "5", "--scenarios", "x.json"), "takes no --scenarios"),
     (("--no-catalog",), "no scenarios to run"),
 ])
@@ -392,3 +392,16 @@ def test_verdict_rules():
     code, line = G.verdict(dict(ok, fast_path=lost))
     assert code == 1 and "gather_qmm" in line and "fast path" in line
     assert G.verdict(dict(ok, fast_path={"pristine": None, "patched": None}))[0] == 0   # no probe
+
+
+def test_an_earlier_gate_run_is_replaced_only_with_replace(fixture, capsys):
+    root, src, build, project = fixture
+    code, out = run(root, project, src, build)
+    assert code == 0
+    argv = ["--mlx-source", str(src), "--mlx-build", str(build), "--patch", str(root / "good.diff"),
+            "--out", str(out), "--cache", str(root / "cache")]
+    capsys.readouterr()
+    code = build_and_test.main(argv, project=project, scenarios=scenarios())
+    one_line_exit_2(capsys, code, "already holds native-gate evidence", "--replace")
+    code = build_and_test.main(argv + ["--fuzz", "5"], project=project)
+    one_line_exit_2(capsys, code, "native-gate")   # a gate run is not a fuzz run

@@ -123,7 +123,7 @@ def test_wheel_run_writes_a_run_directory(binary, tmp_path):
     from mlx_vjpcheck.evidence import manifest
     out = tmp_path / "nw"
     args = argparse.Namespace(filter="gmm/report_example/joint/unsorted", out=str(out),
-                              build_dir=str(BUILD_DIR))
+                              build_dir=str(BUILD_DIR), scenarios=[], replace=False)
     assert native_cmd.main(args) == 0
     data = results.load(out / "results.json")
     assert data["kind"] == "native-wheel" and data["summary"]["pass"] == 1

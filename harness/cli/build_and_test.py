@@ -9,11 +9,10 @@ regression corpus (harness/regressions/), plus any --scenarios. With --fuzz,
 the fuzzer drives both binaries' server mode instead (harness/cli/native_fuzz.py).
 Exit: 0 pristine reproduces every expected defect and patched passes everything
 in scope (--fuzz: no in-scope finding against the patched units); 1 otherwise;
-2 bad input, a failed compile/link, or an unexpected crash.
+2 bad input, a failed compile/link, or an unexpected crash; 130 interrupted.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -21,10 +20,11 @@ from ..cases import files
 from ..native import gate as G
 from ..native import suite as native_suite
 from ..native.build import BuildError, Project
+from . import options
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="build_and_test.py", description=__doc__.split("\n\n")[0])
+def parser() -> options.Parser:
+    p = options.Parser(prog="build_and_test.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--mlx-source", required=True, metavar="DIR", help="an MLX git checkout")
     p.add_argument("--mlx-build", required=True, metavar="DIR",
                    help="its existing static CMake build (compile_commands.json, libmlx.a)")
@@ -33,24 +33,27 @@ def parser() -> argparse.ArgumentParser:
                         "(default: patch/gather_vjp_sorted.diff)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="run directory (default: artifacts/native, with --fuzz artifacts/native-fuzz)")
+    options.add_replace(p)
     p.add_argument("--opt", choices=("as-built", "O0"), default="as-built",
                    help="compile the touched units with the recorded flags, or at -O0")
     p.add_argument("--cache", metavar="DIR",
                    help="cache of the suite's and the pristine units' objects "
                         "(default: $MLX_VJPCHECK_CACHE or ~/.cache/mlx-vjpcheck/native-objects)")
     p.add_argument("--fresh", action="store_true", help="recompile everything, refreshing the cache")
-    p.add_argument("--jobs", type=int, metavar="N", help="parallel compiles (default: CPU count)")
+    p.add_argument("--jobs", type=options.positive_int, metavar="N",
+                   help="parallel compiles (default: CPU count)")
     p.add_argument("--scenarios", action="append", default=[], metavar="FILE|DIR",
                    help="more scenarios: a catalog file (mlx-vjpcheck catalog), a finding "
                         "(findings/<signature>.json), a regression entry, or a directory of them "
                         "such as a fuzz output directory (repeatable)")
     p.add_argument("--no-catalog", action="store_true",
                    help="leave out the catalog and the regression corpus (run --scenarios only)")
-    p.add_argument("--fuzz", type=float, metavar="SECONDS",
+    p.add_argument("--fuzz", type=options.positive_float, metavar="SECONDS",
                    help="instead of the scenarios, fuzz the pristine and the patched binaries "
                         "side by side for SECONDS each (their server mode; float64 reference as oracle)")
     p.add_argument("--seed", type=int, default=0, help="--fuzz: random seed (default 0)")
-    p.add_argument("--max-examples", type=int, metavar="N", help="--fuzz: case budget per binary")
+    p.add_argument("--max-examples", type=options.positive_int, metavar="N",
+                   help="--fuzz: case budget per binary")
     return p
 
 
@@ -86,12 +89,6 @@ def choose_entries(args, scenarios=None) -> list:
 
 
 def _check_args(args):
-    if args.fuzz is not None and not args.fuzz > 0:
-        raise G.InputError("--fuzz must be a positive number of seconds")
-    if args.max_examples is not None and args.max_examples < 1:
-        raise G.InputError("--max-examples must be at least 1")
-    if args.jobs is not None and args.jobs < 1:
-        raise G.InputError("--jobs must be at least 1")
     if args.fuzz is not None and (args.scenarios or args.no_catalog):
         raise G.InputError("--fuzz generates its own cases: it takes no --scenarios or --no-catalog")
     args.out = args.out or ("artifacts/native-fuzz" if args.fuzz is not None else "artifacts/native")
@@ -105,13 +102,14 @@ def gate_main(args, project: Project, scenarios) -> int:
     gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, project,
                      cache=args.cache, jobs=args.jobs, fresh=args.fresh)
     try:
-        G.rundir.check_target(args.out)
+        G.rundir.check_target(args.out, "native-fuzz" if args.fuzz is not None else "native-gate",
+                              args.replace)
     except G.rundir.OutDirError as e:
         raise G.InputError(str(e))
     print(f"patch touches: {', '.join(gate.touched)}", flush=True)
     if args.fuzz is not None:
         return fuzz_main(args, gate, corpus, t_start)
-    outcome = G.run(gate, entries, args.out)
+    outcome = G.run(gate, entries, args.out, args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
@@ -151,7 +149,7 @@ def fuzz_main(args, gate, corpus, t_start) -> int:
         native_fuzz.write_summary(tmp, summary, campaigns)
         state.update(summary=summary, campaigns=campaigns)
         return {}
-    outcome = G.staged_run(gate, args.out, body)
+    outcome = G.staged_run(gate, args.out, body, "native-fuzz", args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
@@ -237,12 +235,14 @@ def print_fuzz(summary: dict, campaigns: dict) -> None:
 
 def main(argv=None, project: Project | None = None, scenarios=None) -> int:
     """The command line; `project` and `scenarios` let the tests drive a fixture library."""
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as e:   # --help, or a usage error already told in one line
+        return int(e.code or 0)
     try:
         return gate_main(args, project or G.nb.MLX, scenarios)
     except (G.InputError, BuildError, native_suite.NativeError, files.ScenarioFileError) as e:
         print(f"build_and_test: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("build_and_test: interrupted", file=sys.stderr)
-        return 2
+        return options.interrupted("build_and_test")

@@ -9,6 +9,7 @@ from ..core.errors import UsageError
 from ..evidence import rundir
 from ..native import suite as native_suite
 from ..native import wheel
+from . import options
 
 
 def add_parser(sub, name):
@@ -18,7 +19,7 @@ def add_parser(sub, name):
                    help="run these instead of the catalog: a catalog file, a finding "
                         "(findings/<signature>.json), a regression entry, or a directory of them "
                         "such as a fuzz output directory or harness/regressions (repeatable)")
-    p.add_argument("--out", metavar="DIR", default="artifacts/native-wheel", help="run directory")
+    options.add_out(p, "artifacts/native-wheel")
     p.add_argument("--build-dir", metavar="DIR", default=None,
                    help="CMake build directory for the suite, reused between runs "
                         "(default: one per interpreter under ~/.cache/mlx-vjpcheck/native-build)")
@@ -36,9 +37,10 @@ def main(args) -> int:
     chosen = selection.select(pool, args.filter)
     if not chosen:
         raise UsageError(f"no scenario matches --filter {args.filter!r}")
+    replace = getattr(args, "replace", False)
     try:
-        rundir.check_target(args.out)
-        result, data = wheel.run(chosen, args.build_dir or wheel.default_build_dir(), args.out)
+        rundir.check_target(args.out, "native-wheel", replace)
+        result, data = wheel.run(chosen, args.build_dir or wheel.default_build_dir(), args.out, replace)
     except (rundir.OutDirError, native_suite.NativeError) as e:
         raise UsageError(str(e))
     from . import terminal

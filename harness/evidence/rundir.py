@@ -29,6 +29,8 @@ class OutDirError(RuntimeError):
 def kind_of(directory: Path) -> str | None:
     """What evidence an mlx-vjpcheck run directory holds, from its files."""
     d = Path(directory)
+    if (d / "fuzz-summary.json").is_file():   # build_and_test.py --fuzz (harness/cli/native_fuzz.py)
+        return "native-fuzz"
     if (d / paths.FINDINGS).is_file():
         return "native-fuzz" if (d / paths.COMMANDS).is_file() else "fuzz"
     if (d / paths.VERSIONS).is_file():

@@ -300,14 +300,15 @@ def verdict(comp: dict) -> tuple:
                f"patched passes all {len(scoped)}" + tail)
 
 
-def run(gate: Gate, entries: list, out) -> dict:
+def run(gate: Gate, entries: list, out, replace: bool = False) -> dict:
     """Build, run and record into the run directory `out` (checked by the caller).
     `entries`: scenarios or cases.files.Entry records.
     Returns {"results", "comparison"} or {"failed": one line}."""
-    return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp))
+    return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp),
+                      "native-gate", replace)
 
 
-def staged_run(gate: Gate, out, body) -> dict:
+def staged_run(gate: Gate, out, body, kind: str = "native-gate", replace: bool = False) -> dict:
     """The run directory around `body(tmp)`: patch, environment, commands and logs are
     always written; body returns {"results"?, "comparison"?, ...} or raises StepFailed."""
     t_start = time.perf_counter()
@@ -315,7 +316,8 @@ def staged_run(gate: Gate, out, body) -> dict:
     side = cf.ThreadPoolExecutor(1)   # the environment record (imports mlx, runs git) meanwhile
     env_f = side.submit(environment.record, None, mlx_checkout=gate.src)
     side.shutdown(wait=False)
-    with rundir.staged(out) as tmp, tempfile.TemporaryDirectory(prefix="vjpcheck-native-") as w:
+    with rundir.staged(out, kind, replace) as tmp, \
+            tempfile.TemporaryDirectory(prefix="vjpcheck-native-") as w:
         tmp = Path(tmp)
         gate.rec, gate.work = nb.Recorder(tmp), Path(w)
         atomic.write_text(tmp / paths.PATCH, gate.patch_text)
