@@ -22,7 +22,7 @@ from mlx_vjpcheck.cases import expected as expect
 from mlx_vjpcheck.cli import validate as validate_cli
 from mlx_vjpcheck.core import verdict
 from mlx_vjpcheck.evidence import atomic, manifest, results, rundir
-from mlx_vjpcheck.running import execute
+from mlx_vjpcheck.running import environment, execute
 
 ENV = {"python": "3.11.7", "platform": "test-platform", "mlx": None, "numpy": np.__version__,
        "packages": {}, "compiler": None, "mlx_checkout_commit": None, "devices": {"cpu": "cpu"}}
@@ -71,8 +71,12 @@ def crash_record(s, device="cpu") -> dict:
 def results_data() -> dict:
     recs = ([record(s) for s in scenarios(PASSING)] + [record(s, wrong=True) for s in scenarios(FAILING)]
             + [error_record(s) for s in scenarios(ERRORED)] + [crash_record(s) for s in scenarios(CRASHED)])
+    # Scenarios picked by name, as `run --scenarios FILE` would: the validator checks each
+    # one against the catalog but not the record set.
+    prov = environment.provenance(["mlx-vjpcheck", "run", "--scenarios", "picked.json"],
+                                  {"filter": None, "scenarios": "picked.json"}, catalog.digest())
     # Round-trip through JSON: the validator always sees what a file holds.
-    return json.loads(json.dumps(results.build(scenarios(), recs, dict(ENV))))
+    return json.loads(json.dumps(results.build(scenarios(), recs, dict(ENV), provenance=prov)))
 
 
 def run_dir(out) -> Path:
@@ -93,7 +97,7 @@ def native_dir(out) -> Path:
             for r, q in zip(pristine["records"], patched["records"])]
     commands = [{"id": cid, "argv": ["c++", "-c", f"{cid}.cpp"], "cwd": "/tmp/build", "exit_code": 0,
                  "seconds": 0.5, "stdout": f"logs/{cid}.out", "stderr": f"logs/{cid}.err"}
-                for cid in ("compile-pristine", "compile-patched")]
+                for cid in ("compile-pristine", "compile-patched", "run-pristine", "run-patched")]
     with rundir.staged(out) as tmp:
         tmp = Path(tmp)
         atomic.write_json(tmp / "results-pristine.json", pristine)
@@ -147,9 +151,10 @@ def versions_dir(out) -> Path:
         atomic.write_json(tmp / "versions.json", doc)
         atomic.write_json(tmp / "environment.json", ENV)
         atomic.write_bytes(tmp / "probes" / "probe.py", script)
-        for v in cells:
-            for f in ("install.log", "probe.stdout", "probe.stderr"):
+        for v, (code, st) in cells.items():
+            for f in ("install.log", "probe.stderr"):
                 atomic.write_text(tmp / "logs" / v / f, f"{v} {f}\n")
+            atomic.write_text(tmp / "logs" / v / "probe.stdout", f"mlx {v}, device cpu\nVERDICT: defect {st}\n")
     return Path(out)
 
 

@@ -77,7 +77,8 @@ def test_summary_states_the_records(run_dir, tmp_path):
     text = zipfile.ZipFile(tmp_path / "a.zip").read(summary.NAME).decode()
     assert "| scenario | device | expected | observed | error | verdict |" in text
     # the fixture's defect: grad:a is off by one; the worst element is where the reference is 0
-    assert "| gmm/report_example/joint/sorted | cpu | grad:a[1,0,0] = 0 | 1 | 1 (tol 3e-05) |" in text
+    assert ("| `gmm/report_example/joint/sorted` | `cpu` | `grad:a[1,0,0]` = 0 | 1 | 1 (tol 3e-05) |"
+            in text)   # texts from the evidence are code spans
     assert "ValueError: [scatter_add_axis]" in text and "process died (signal SIGSEGV)" in text
     assert "mlx-vjpcheck run --device cpu --out run" in text
     assert "(no probe outputs recorded)" in text

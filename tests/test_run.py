@@ -39,8 +39,8 @@ def test_pinned_version_fails_exactly_the_defect_scenarios(full_run):
     for s in catalog.catalog():
         status = recs[s.name]["status"]
         assert (status != "pass") == s.expects_defect, (s.name, status)
-        if not s.sorted_indices:
-            assert status == "pass", s.name
+        if not s.sorted_indices and s.op in ("gather_mm", "gather_qmm"):
+            assert status == "pass", s.name   # the gather pair's defects live on the sorted path only
 
 
 @needs_pinned_mlx()

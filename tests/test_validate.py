@@ -27,8 +27,12 @@ def test_clean_evidence_validates(template, kind):
     assert rc == 0, out + err
     lines = out.splitlines()
     assert lines[0].startswith("manifest: ") and lines[0].endswith(" files ok")
-    ok, total = lines[-1].split()[0].split("/")
-    assert lines[-1].endswith("checks passed") and ok == total and int(total) > 0
+    (tally,) = [ln for ln in lines if ln.endswith("checks passed")]
+    ok, total = tally.split()[0].split("/")
+    assert ok == total and int(total) > 0
+    verdict_lines = lines[lines.index(tally) + 1:]   # what the evidence shows, after the tally
+    assert verdict_lines and all(ln.split(":")[0] in ("evidence", "gate", "fuzz", "versions")
+                                 for ln in verdict_lines), verdict_lines
 
 
 def test_run_output_names_each_group(template):

@@ -77,9 +77,20 @@ def compare(name: str, observed, expected, atol: float, rtol: float, kind="refer
                 worst_tolerance=float(tol[worst]), reason=reason)
 
 
+def shaped(values, shape) -> np.ndarray:
+    """Recorded values as an array of their recorded shape: nested lists lose
+    trailing zero-size axes ((1, 0, 1) is written [[]]), the shape keeps them."""
+    arr = _as_array(values)
+    if isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape) \
+            and arr.size == int(np.prod(shape, dtype=np.int64)) and list(arr.shape) != shape:
+        return arr.reshape(shape)
+    return arr
+
+
 def recheck(rec: dict) -> dict:
     """Recompute a recorded check from its own observed/expected values and rule."""
     if rec.get("observed") is None or rec.get("expected") is None:
         return dict(rec)
-    return compare(rec["name"], rec["observed"], rec["expected"], rec["atol"], rec["rtol"],
+    return compare(rec["name"], shaped(rec["observed"], rec.get("observed_shape")),
+                   shaped(rec["expected"], rec.get("expected_shape")), rec["atol"], rec["rtol"],
                    rec.get("kind", "reference"))

@@ -72,6 +72,8 @@ def apply_view(x, v, xp):
         return xp.reshape(x, tuple(v["shape"]))
     if v["op"] == "broadcast_to":
         return xp.broadcast_to(x, tuple(v["shape"]))
+    if v["op"] == "expand_dims":
+        return xp.expand_dims(x, int(v["axis"]))
     raise ValueError("unknown view " + v["op"])
 
 

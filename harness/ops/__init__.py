@@ -37,6 +37,14 @@ MODULES = (
     "logsumexp",
     "softmax",
     "segmented_mm",
+    "at_set",
+    "at_max",
+    "at_min",
+    "at_multiply",
+    "masked_scatter",
+    "slice_update",
+    "pad",
+    "as_strided",
 )
 
 PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"

@@ -174,5 +174,5 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 
 OPS = (OpInfo(
     name="as_strided", summary="mx.as_strided: overlapping windows, stride 0, negative strides, gaps",
-    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True,
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     mlx_call=".ops.as_strided:mlx_call", scenarios=scenarios, strategy=fuzz_case, repro_source=REPRO),)

@@ -590,5 +590,5 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 OPS = (OpInfo(
     name="at_set", summary="out[idx] = v (Scatter, no reduction): rows, columns, points; repeats",
     operands=("a", "v"), differentiable=("a", "v"), index_arrays=("lhs", "rhs"),
-    reference=reference_of("set"), reference_vjp=reference_vjp_of("set"), exact=True,
+    reference=reference_of("set"), reference_vjp=reference_vjp_of("set"), exact=True, multilinear=True,
     mlx_call=".ops.at_set:mlx_call", scenarios=scenarios, strategy=fuzz_case, repro_source=REPRO),)

@@ -409,5 +409,6 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 OPS = (OpInfo(
     name="gather_mm", summary="mx.gather_mm: batched matmul over gathered left and right matrices",
     operands=("a", "b"), differentiable=("a", "b"), index_arrays=("lhs", "rhs"), has_sorted_flag=True,
-    reference=reference, reference_vjp=reference_vjp, exact=True, mlx_call=".ops.gather_mm:mlx_call",
+    reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
+    mlx_call=".ops.gather_mm:mlx_call",
     scenarios=scenarios, strategy=fuzz_case, fuzz_weight=10, repro_source=REPRO, native=True),)

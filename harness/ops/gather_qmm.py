@@ -259,5 +259,6 @@ OPS = (OpInfo(
     name="gather_qmm", summary="mx.gather_qmm (affine): gather_mm over quantized weights",
     operands=("x", "codes", "scales", "biases"), differentiable=("x", "scales", "biases"),
     integer_operands=("codes",), index_arrays=("lhs", "rhs"), has_sorted_flag=True,
-    reference=reference, reference_vjp=reference_vjp, exact=True, mlx_call=".ops.gather_qmm:mlx_call",
+    reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
+    mlx_call=".ops.gather_qmm:mlx_call",
     scenarios=scenarios, strategy=fuzz_case, fuzz_weight=5, repro_source=REPRO, native=True),)

@@ -226,6 +226,6 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 OPS = (OpInfo(
     name="masked_scatter", summary="a[mask] = v (MaskedScatter): full and leading masks, broadcast sources",
     operands=("a", "mask", "v"), differentiable=("a", "v"), integer_operands=("mask",),
-    reference=reference, reference_vjp=reference_vjp, exact=True,
+    reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     mlx_call=".ops.masked_scatter:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)

@@ -279,5 +279,5 @@ def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
 OPS = (OpInfo(
     name="pad", summary="mx.pad: constant (Pad), edge, reflect, symmetric; width forms; constant operand",
     operands=("a", "c"), differentiable=("a", "c"), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.pad:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, multilinear=True, mlx_call=".ops.pad:mlx_call", scenarios=scenarios, strategy=fuzz_case,
     repro_source=REPRO),)

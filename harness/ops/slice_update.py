@@ -416,10 +416,10 @@ OPS = (
     OpInfo(name="slice_update",
            summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
            operands=("a", "u"), differentiable=("a", "u"), index_arrays=("lhs",), reference=reference,
-           reference_vjp=reference_vjp, exact=True, mlx_call=".ops.slice_update:mlx_call",
+           reference_vjp=reference_vjp, exact=True, multilinear=True, mlx_call=".ops.slice_update:mlx_call",
            scenarios=update_scenarios, strategy=update_fuzz, repro_source=UPDATE_REPRO),
     OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
            operands=("a",), differentiable=("a",), index_arrays=("lhs",), reference=slice_reference,
-           reference_vjp=slice_reference_vjp, exact=True, mlx_call=".ops.slice_update:mlx_slice",
+           reference_vjp=slice_reference_vjp, exact=True, multilinear=True, mlx_call=".ops.slice_update:mlx_slice",
            scenarios=slice_scenarios, strategy=slice_fuzz, repro_source=SLICE_REPRO),
 )

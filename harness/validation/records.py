@@ -99,7 +99,8 @@ def _worst_problems(c: dict, new: dict) -> list:
     idx, want = c.get("worst_index"), new["worst_index"]
     if idx != want and want is not None and new["worst_error"] is not None:
         try:   # a tie: same error and tolerance at the recorded index
-            err, tol = checks.errors(_arr(new["observed"]), _arr(new["expected"]), c["atol"], c["rtol"])
+            err, tol = checks.errors(checks.shaped(new["observed"], new["observed_shape"]),
+                                     checks.shaped(new["expected"], new["expected_shape"]), c["atol"], c["rtol"])
             k = tuple(int(i) for i in idx)
             if len(k) == err.ndim and _close(float(err[k]), new["worst_error"]) \
                     and _close(float(tol[k]), new["worst_tolerance"]):
@@ -135,9 +136,9 @@ def _reference_check(c, exp, tol) -> tuple:
     name = c["name"]
     reasons = [] if c.get("kind", "reference") == "reference" else [f"kind {c.get('kind')!r} is not 'reference'"]
     reasons += _tolerance_problems(c, tol)
-    if not agree(c.get("expected"), exp[name]):
+    if not agree(checks.shaped(c.get("expected"), c.get("expected_shape")), exp[name]):
         reasons.append("recorded expected values differ from the recomputed float64 reference")
-    new = checks.compare(name, c.get("observed"), exp[name], *tol)
+    new = checks.compare(name, checks.shaped(c.get("observed"), c.get("observed_shape")), exp[name], *tol)
     return reasons + _verdict_matches(c, new), new
 
 
@@ -153,7 +154,8 @@ def _fd_check(c, rec, by_name, exp, tol, forward_ok) -> tuple:
     if fd is None or not _same(c.get("expected"), fd):
         reasons.append("expected values are not the recorded finite differences")
         fd = c.get("expected")
-    new = checks.compare(name, c.get("observed"), fd, *tol, kind="fd")
+    new = checks.compare(name, checks.shaped(c.get("observed"), c.get("observed_shape")),
+                         checks.shaped(fd, c.get("expected_shape")), *tol, kind="fd")
     # Central differences of the actual forward follow the maths whenever that
     # forward is right, so they must land on the reference gradient.
     if forward_ok and not checks.compare(name, fd, exp[f"grad:{operand}"], *tol)["passed"]:

@@ -35,8 +35,8 @@ def _results_line(name: str, data: dict) -> tuple:
     bad = sum(int(s.get(k, 0) or 0) for k in ("fail", "error", "crashed"))
     shows = {"defects"} if bad else ({"pass"} if s.get("total") else set())
     what = "defects present" if bad else ("all pass" if s.get("total") else "no records")
-    where = "" if paths.basename(name) == paths.RESULTS else f" [{name}]"
-    return f"evidence{where}: mlx {_mlx(data.get('environment'))} {devices}, {counts or '0 records'} ({what})", shows
+    where = "" if paths.basename(name) == paths.RESULTS else f" {name}:"
+    return f"evidence:{where} mlx {_mlx(data.get('environment'))} {devices}, {counts or '0 records'} ({what})", shows
 
 
 def _gate_line(comp: dict) -> tuple:
