@@ -132,3 +132,43 @@ def test_wheel_run_writes_a_run_directory(binary, tmp_path):
     assert all(c["exit_code"] == 0 for c in commands)
     listed = {p for _, p in manifest.parse((out / manifest.NAME).read_text())}
     assert listed == set(manifest.files(out)) and "scenarios.json" in listed
+
+
+def test_non_finite_values_follow_the_python_rule(binary, tmp_path):
+    """An infinite input: both references give inf / nan where MLX does, the C++ compare
+    applies harness/core/checks.py's rule, and every value travels as strict JSON."""
+    from mlx_vjpcheck.core import checks, jsonio
+    from mlx_vjpcheck.running import runner
+    s = _one("gmm/right_repeat/unsorted")
+    vals = list(s.operands["a"].values)
+    vals[0] = float("inf")
+    s = dataclasses.replace(s, name="gmm/right_repeat/inf", operands=dict(
+        s.operands, a=dataclasses.replace(s.operands["a"], values=tuple(vals))))
+    path = native_suite.write_input([s], tmp_path / "in.json")
+    text = path.read_text()
+    assert "Infinity" not in text and '"nonfinite": "inf"' in text
+    (nat,) = native_suite.run_binary(binary, path).records
+    (py,) = runner.run([s], ["cpu"])
+    assert [(c["name"], c["passed"]) for c in nat["checks"]] == [(c["name"], c["passed"]) for c in py["checks"]]
+    for c in nat["checks"]:
+        again = checks.compare(c["name"], c["observed"], c["expected"], c["atol"], c["rtol"], c["kind"])
+        assert again["passed"] == c["passed"] and again["reason"] == c["reason"], c["name"]
+    assert any(not np.all(np.isfinite(np.asarray(c["expected"], dtype=float))) for c in nat["checks"])
+    jsonio.loads(jsonio.dumps(nat))   # round-trips strictly
+
+
+@needs_pinned_mlx()
+def test_negative_control_a_nan_read_from_the_backing_tail_fails(binary, tmp_path):
+    """The broadcast-tail defect reading NaN from beyond the logical slice: the observed
+    gradient is non-finite where the reference is finite, so the check must fail."""
+    from mlx_vjpcheck.running import runner
+    s = _one("gmm/backing_tail/pos/sorted")
+    a = s.operands["a"]
+    s = dataclasses.replace(s, name="gmm/backing_tail/nan/sorted", operands=dict(
+        s.operands, a=dataclasses.replace(a, values=(a.values[0], float("nan"), float("nan")))))
+    path = native_suite.write_input([s], tmp_path / "in.json")
+    (nat,) = native_suite.run_binary(binary, path).records
+    (py,) = runner.run([s], ["cpu"])
+    grad = next(c for c in nat["checks"] if c["name"] == "grad:b")
+    assert not grad["passed"] and "non-finite" in grad["reason"]
+    assert nat["status"] == py["status"] == "fail"
