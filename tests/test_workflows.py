@@ -5,7 +5,8 @@
 * every actions/checkout step says `persist-credentials: false`;
 * no `run:` script contains a `${{ }}` expression (step outputs and every
   other value reach scripts through `env:`);
-* permissions are declared at the top and nothing asks for write access.
+* permissions are declared at the top and nothing asks for write access, except
+  the signing identity and attestation store of a job that runs actions/attest.
 
 Two independent readers do this: a small line parser (no dependency, always
 runs) and a walk over the parsed YAML (when PyYAML is installed); they must
@@ -127,7 +128,7 @@ def line_problems(text: str) -> list:
     if not any(re.match(r"^permissions:", line) for line in lines):
         found.append(("permissions", 1))
     for n, line in enumerate(lines):
-        if re.search(r":\s*['\"]?write(-all)?['\"]?\s*(#.*)?$", line):
+        if re.search(r":\s*['\"]?write(-all)?['\"]?\s*(#.*)?$", line) and not _attest_grant(lines, n):
             found.append(("write", n + 1))
         m = USES.match(line)
         if m:
@@ -151,6 +152,19 @@ def line_problems(text: str) -> list:
     return found
 
 
+ATTEST_GRANTS = ("id-token", "attestations")
+
+
+def _attest_grant(lines: list, n: int) -> bool:
+    """`id-token: write` / `attestations: write` inside a job whose steps use actions/attest."""
+    key = lines[n].strip().split(":")[0]
+    if key not in ATTEST_GRANTS:
+        return False
+    start = max(k for k in range(n + 1) if re.match(r"^  [A-Za-z0-9_-]+:\s*$", lines[k]) or k == 0)
+    end = next((k for k in range(n + 1, len(lines)) if re.match(r"^  [A-Za-z0-9_-]+:\s*$", lines[k])), len(lines))
+    return any(re.match(r"^\s*-?\s*uses:\s*actions/attest@", ln) for ln in lines[start:end])
+
+
 # --- reader 2: the parsed YAML ---------------------------------------------------------------
 
 def _permission_values(perms) -> list:
@@ -165,7 +179,11 @@ def yaml_problems(text: str) -> list:
     found = [] if "permissions" in doc else ["permissions"]
     perms = [doc.get("permissions")]
     for job in (doc.get("jobs") or {}).values():
-        perms.append(job.get("permissions"))
+        attests = any(str(st.get("uses", "")).startswith("actions/attest@") for st in job.get("steps") or [])
+        granted = job.get("permissions")
+        if attests and isinstance(granted, dict):   # signing and storing the attestation only
+            granted = {k: v for k, v in granted.items() if k not in ATTEST_GRANTS}
+        perms.append(granted)
         if "uses" in job:                                  # a reusable workflow
             found += _check_uses(job["uses"], _comment_of(text, job["uses"]))
         for step in job.get("steps") or []:
@@ -321,3 +339,13 @@ def test_fuzz_campaign_shape():
               and s["with"]["name"] == "${{ env.DB_ARTIFACT }}"]
     assert shared and shared[0]["path"].startswith("campaign/fuzz-db")   # what the next run reads
     assert "permissions" not in merge or "actions" not in merge["permissions"]
+
+
+def test_attestation_grants_only_in_an_attesting_job():
+    """id-token / attestations write access passes in the real workflow's attest job
+    (test above), and is caught in a job that attests nothing."""
+    bad = GOOD + ("\n  other:\n    runs-on: ubuntu-latest\n    permissions:\n      id-token: write\n"
+                  "    steps:\n      - run: echo hi\n")
+    assert "write" in [k for k, _ in line_problems(bad)]
+    if yaml is not None:
+        assert "write" in yaml_problems(bad)
