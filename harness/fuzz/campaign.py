@@ -73,7 +73,8 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet, o
                       "invalid": st.invalid, "unconfirmed": st.unconfirmed,
                       "cache_hits": st.cache_hits, "rounds": st.rounds,
                       "elapsed_s": round(elapsed, 3),
-                      "cases_per_s": round(st.cases / elapsed, 2) if elapsed else None},
+                      "cases_per_s": round(st.cases / elapsed, 2) if elapsed else None,
+                      "per_op": st.per_op},
             "unconfirmed_samples": st.unconfirmed_samples, "interrupted": camp.interrupted,
             "from_database": sorted(f.signature for f in found if f.from_database)}
     return {"findings": found, "campaign": info}
@@ -133,11 +134,23 @@ def merge_info(infos, seed, n) -> dict:
     stats = {k: sum(i["stats"][k] for i in infos) for k in keys}
     stats["elapsed_s"] = max(i["stats"]["elapsed_s"] for i in infos)
     stats["cases_per_s"] = round(stats["cases"] / stats["elapsed_s"], 2) if stats["elapsed_s"] else None
+    stats["per_op"] = _merge_per_op([i["stats"].get("per_op") or {} for i in infos])
     first = infos[0]
     return dict(first, seed=seed, seeds=[i["seed"] for i in infos], shards=n, stats=stats,
                 shard_stats=[i["stats"] for i in infos],
                 unconfirmed_samples=[u for i in infos for u in i["unconfirmed_samples"]][:20],
                 from_database=sorted({s for i in infos for s in i.get("from_database", [])}))
+
+
+def _merge_per_op(rows: list) -> dict:
+    out = {}
+    for per_op in rows:
+        for op, row in per_op.items():
+            acc = out.setdefault(op, {"cases": 0, "pass": 0, "fail": 0, "invalid": 0, "oracles": []})
+            for k in ("cases", "pass", "fail", "invalid"):
+                acc[k] += int(row.get(k, 0))
+            acc["oracles"] = sorted(set(acc["oracles"]) | set(row.get("oracles") or []))
+    return out
 
 
 def run(ops, device, seed, budget_s, max_cases, db_path, shards=1, display=quiet, on_finding=None):

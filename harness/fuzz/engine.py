@@ -23,6 +23,7 @@ class Outcome:
     record: dict | None = None
     failures: list = field(default_factory=list)
     reason: str = ""
+    oracles: list = field(default_factory=list)   # the oracles that judged it (made checks)
 
     @property
     def confirmed(self) -> bool:
@@ -148,11 +149,21 @@ def crashed(s, device: str, stage: str, done: list, how: str, detail: str) -> Ou
     return Outcome(s, "fail", rec, failures)
 
 
+def judged_by(record: dict | None) -> list:
+    """The oracles whose checks are in a record (vjp_exception when the VJP raised)."""
+    if not record:
+        return []
+    names = {oracles.KIND_TO_ORACLE.get(c.get("kind"), "reference") for c in record.get("checks") or []}
+    if record.get("error"):
+        names.add("vjp_exception")
+    return [o for o in oracles.NAMES if o in names]
+
+
 def to_json(o: Outcome, compact: bool = False) -> dict:
     """compact: leave out the record (a passing case's values are never written)."""
     return {"status": o.status, "record": None if compact else o.record, "failures": o.failures,
-            "reason": o.reason}
+            "reason": o.reason, "oracles": judged_by(o.record)}
 
 
 def from_json(s, d: dict) -> Outcome:
-    return Outcome(s, d["status"], d["record"], d["failures"], d["reason"])
+    return Outcome(s, d["status"], d["record"], d["failures"], d["reason"], d.get("oracles") or [])

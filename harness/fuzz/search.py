@@ -93,6 +93,14 @@ class Stats:
     rounds: int = 0
     started: float = field(default_factory=time.monotonic)
     unconfirmed_samples: list = field(default_factory=list)
+    # per op: cases, passed, failed, invalid, and the oracles its judged cases went through
+    per_op: dict = field(default_factory=dict)
+
+    def count(self, op: str, out) -> None:
+        row = self.per_op.setdefault(op, {"cases": 0, "pass": 0, "fail": 0, "invalid": 0, "oracles": []})
+        row["cases"] += 1
+        row[out.status] = row.get(out.status, 0) + 1
+        row["oracles"] = sorted(set(row["oracles"]) | set(out.oracles))
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -127,6 +135,7 @@ class Campaign:
         self.cache[s.name] = out
         st = self.stats
         st.cases += 1
+        st.count(s.op, out)
         if out.status == "invalid":
             st.invalid += 1
         elif out.status == "pass":
