@@ -272,3 +272,19 @@ def test_unusable_out_dir_exits_2(tmp_path):
     (tmp_path / "o").write_text("a file")
     proc = fuzz(tmp_path / "o", check=False)
     assert proc.returncode == 2 and "not a directory" in proc.stderr
+
+
+def test_choices_keep_their_types_across_ops():
+    """Equal tuples of different types (1, 2) and (1.0, 2.0) are different choices:
+    a cache keyed by value alone handed one op's floats to another op's integer
+    parameter (rope's dims became floats once softmax had drawn first)."""
+    from hypothesis import given, settings
+    from mlx_vjpcheck.core import draw as D
+    ints, floats = D.choice((1, 2)), D.choice((1.0, 2.0))
+    assert ints is not floats
+
+    @settings(max_examples=20, database=None)
+    @given(ints, floats)
+    def check(i, f):
+        assert type(i) is int and type(f) is float
+    check()

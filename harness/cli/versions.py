@@ -102,13 +102,30 @@ def table(rows, probe_list):
     return t
 
 
-def print_result(rows, probe_list, doc, out) -> None:
-    from rich.console import Console
-    # Logs and CI capture are not terminals: give the table room instead of 80 columns.
-    c = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    c.print(table(rows, probe_list))
+MATRIX_PROBES = 4   # more probes than this: one row per probe instead of a column each
+
+
+def per_probe_table(rows, probe_list, doc):
+    """Many probes do not fit as columns: one row per probe, its cells counted."""
+    from rich.markup import escape
+    from rich.table import Table
+    t = Table(title=f"MLX releases x defects ({len(rows)} releases)")
+    for col in ("defect", "present", "absent", "cannot test", "first affected"):
+        t.add_column(col, overflow="fold")
     for p in probe_list:
-        c.print(f"{p.defect}: {doc['first_affected'][p.id]['text']}")
+        cells = [V.cell(r, p.id) for r in rows]
+        t.add_row(escape(p.defect), *(str(cells.count(k)) for k in (V.PRESENT, V.ABSENT, V.CANNOT)),
+                  escape(str(doc["first_affected"][p.id].get("first") or "-")))
+    return t
+
+
+def print_result(rows, probe_list, doc, out) -> None:
+    from . import terminal
+    c = terminal.console()
+    many = len(probe_list) > MATRIX_PROBES
+    c.print(per_probe_table(rows, probe_list, doc) if many else table(rows, probe_list))
+    for p in probe_list:
+        c.print(terminal.escape(f"{p.defect}: {doc['first_affected'][p.id]['text']}"))
     failed = [r.release.version for r in rows if r.install.get("status") != "ok"]
     if failed:
         c.print(f"not installed: {', '.join(failed)}")

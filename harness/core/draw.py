@@ -37,11 +37,18 @@ def irange(lo, hi):
     return st.integers(lo, hi)
 
 
-@functools.lru_cache(maxsize=None)
+_CHOICES: dict = {}
+
+
 def choice(options):
-    """One of `options` (a tuple); shrinks towards the first."""
-    from hypothesis import strategies as st
-    return st.sampled_from(options)
+    """One of `options` (a tuple); shrinks towards the first. Cached by value AND
+    type: (1, 2) and (1.0, 2.0) are equal tuples, and one op's floats must never
+    come back from another op's integers."""
+    key = tuple((type(o), o) for o in options)
+    if key not in _CHOICES:
+        from hypothesis import strategies as st
+        _CHOICES[key] = st.sampled_from(tuple(options))
+    return _CHOICES[key]
 
 
 def nonempty_subsets(names) -> list:
