@@ -208,3 +208,18 @@ def test_interrupted_fuzz_keeps_its_findings_and_validates(tmp_path):
     assert found, "gather_mm's sorted-path defects are found within seconds"
     v = subprocess.run(_script("validate_artifacts.py", tmp_path / "fz"), capture_output=True, text=True)
     assert v.returncode == 0, v.stdout[-2000:]
+
+
+def test_native_without_cmake_is_one_line(place):
+    """cmake missing: one line naming what to install, before anything is built or written."""
+    env = {"PATH": os.path.dirname(sys.executable)}
+    line = _one_line_exit(_cli("native", "--filter", "report_example/joint/unsorted", "--out", "o"), place,
+                          env=env)
+    assert "cmake is not installed" in line
+
+
+def test_a_missing_dependency_is_named_with_its_install_command():
+    from mlx_vjpcheck.cli import options
+    with pytest.raises(options.UsageError) as e:
+        options.require("numpy", "no_such_module_vjpcheck", what="build_and_test.py")
+    assert "no_such_module_vjpcheck" in str(e.value) and "build_and_test.py" in str(e.value)

@@ -240,8 +240,10 @@ def main(argv=None, project: Project | None = None, scenarios=None) -> int:
     except SystemExit as e:   # --help, or a usage error already told in one line
         return int(e.code or 0)
     try:
+        options.require("numpy", "rich", what="build_and_test.py")   # before any work
         return gate_main(args, project or G.nb.MLX, scenarios)
-    except (G.InputError, BuildError, native_suite.NativeError, files.ScenarioFileError) as e:
+    except (G.InputError, BuildError, native_suite.NativeError, files.ScenarioFileError,
+            options.UsageError) as e:
         print(f"build_and_test: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -4,6 +4,8 @@ Exit 0 all pass, 1 any other status, 2 bad input (or the suite cannot be built).
 """
 from __future__ import annotations
 
+import sys
+
 from ..cases import catalog, files, selection
 from ..core.errors import UsageError
 from ..evidence import rundir
@@ -40,7 +42,8 @@ def main(args) -> int:
     replace = getattr(args, "replace", False)
     try:
         rundir.check_target(args.out, "native-wheel", replace)
-        result, data = wheel.run(chosen, args.build_dir or wheel.default_build_dir(), args.out, replace)
+        result, data = wheel.run(chosen, args.build_dir or wheel.default_build_dir(), args.out, replace,
+                                 say=lambda msg: print(f"mlx-vjpcheck native: {msg}", file=sys.stderr, flush=True))
     except (rundir.OutDirError, native_suite.NativeError) as e:
         raise UsageError(str(e))
     from . import terminal

@@ -89,8 +89,10 @@ def check_patch(patch: Path, src: Path, all_units: dict) -> tuple:
         raise InputError(str(e))
     for rel in out:
         if rel not in all_units:
+            why = ("patches to headers are not supported" if rel.endswith((".h", ".hpp", ".hh", ".inl"))
+                   else "this build does not compile it: is it switched off in its CMake configuration?")
             raise InputError(f"{rel} is touched by the patch but is not a translation unit in "
-                             "compile_commands.json (patches to headers are not supported)")
+                             f"compile_commands.json ({why})")
     return text, out
 
 

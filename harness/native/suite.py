@@ -45,7 +45,7 @@ def wheel_cmake_dir() -> str:
     return out.stdout.strip()
 
 
-def build_wheel(build_dir, log=None) -> Path:
+def build_wheel(build_dir, log=None, say=None) -> Path:
     """Configure (once) and build the suite against the installed MLX; returns the binary.
     Two processes building the same directory take turns (a lock file inside it)."""
     build_dir = Path(build_dir)
@@ -56,10 +56,13 @@ def build_wheel(build_dir, log=None) -> Path:
             fcntl.flock(lock, fcntl.LOCK_EX)
         except ImportError:   # no fcntl (Windows): build unlocked
             pass
-        return _build_wheel(build_dir, log)
+        return _build_wheel(build_dir, log, say or (lambda msg: None))
 
 
-def _build_wheel(build_dir: Path, log) -> Path:
+def _build_wheel(build_dir: Path, log, say) -> Path:
+    if shutil.which("cmake") is None:
+        raise NativeError("cmake is not installed (the native suite is built with it): "
+                          "apt-get install cmake g++ ninja-build nlohmann-json3-dev, or brew install cmake")
     cmake_dir = wheel_cmake_dir()
     steps = []
     if not (build_dir / "build.ninja").exists() and not (build_dir / "Makefile").exists():
@@ -69,6 +72,8 @@ def _build_wheel(build_dir: Path, log) -> Path:
                       f"-DPython_EXECUTABLE={sys.executable}", "-DCMAKE_BUILD_TYPE=Release"])
     steps.append(["cmake", "--build", str(build_dir), "--target", BINARY])
     for argv in steps:
+        say("configuring the C++ suite (cmake)" if "-S" in argv else
+            f"building the C++ suite in {build_dir} (the first build takes a minute or two)")
         t0 = time.perf_counter()
         out = subprocess.run(argv, capture_output=True, text=True)
         if log is not None:

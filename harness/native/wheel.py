@@ -27,11 +27,11 @@ def default_build_dir() -> Path:
     return resources.cache_root() / "native-build" / f"wheel-{tag}"
 
 
-def run(scenarios: list, build_dir, out, replace: bool = False) -> tuple:
+def run(scenarios: list, build_dir, out, replace: bool = False, say=None) -> tuple:
     """(NativeRun, results data). Raises native_suite.NativeError when the suite
     cannot be built; `out` must have been checked by the caller."""
     log = []
-    binary = native_suite.build_wheel(build_dir, log=log)
+    binary = native_suite.build_wheel(build_dir, log=log, say=say)
     with rundir.staged(out, "native-wheel", replace) as tmp, \
             tempfile.TemporaryDirectory(prefix="vjpcheck-") as w:
         rec = native_build.Recorder(tmp)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 BACKEND_PACKAGES = ("mlx", "mlx-cpu", "mlx-metal", "mlx-cuda", "mlx-cuda13", "mlx-cuda12")
 
@@ -34,7 +36,20 @@ def git_commit(path) -> str | None:
     return line if line and len(line) == 40 else None
 
 
+def checkout_version(path) -> str | None:
+    """The version an MLX checkout builds, from its mlx/version.h."""
+    try:
+        text = (Path(path) / "mlx" / "version.h").read_text(encoding="utf-8")
+    except (OSError, TypeError):
+        return None
+    parts = [re.search(rf"#define MLX_VERSION_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(m.group(1) for m in parts) if all(parts) else None
+
+
 def record(devices=None, mlx_checkout=None) -> dict:
+    """The environment. With `mlx_checkout` (build_and_test.py) the subject is that
+    checkout: `mlx` is the version its mlx/version.h says, `mlx_checkout_commit` its
+    commit, and `mlx_installed` whatever wheel this Python also has."""
     env = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -49,6 +64,9 @@ def record(devices=None, mlx_checkout=None) -> dict:
         env["mlx"] = mx.__version__
     except ImportError:
         env["mlx"] = None
+    if mlx_checkout:
+        env["mlx_installed"], env["mlx"] = env["mlx"], checkout_version(mlx_checkout)
+        env["subject"] = "mlx checkout"
     if devices:
         from . import devices as dev
         env["devices"] = {d: dev.backend(d) for d in devices}
