@@ -1,12 +1,12 @@
-"""Helpers for the scan and sorting op tests (reconstructed: see below): load the op
-modules that are not yet in ops.MODULES through the plugin variable, and plug a
-numpy VJP into an op's MLX call through mx.custom_function.
+"""Helpers for the scan, sorting and reduction op tests: plug a float64 numpy
+VJP into an op's MLX call through mx.custom_function, route the op through it
+for one test, and list the catalog scenarios that reject it.
 
-RECONSTRUCTED by the session that added quantized_matmul / block_masked_mm /
-conv_general / hadamard_transform, which overwrote the untracked original by
-mistake. The API is the one tests/test_op_scans.py and tests/test_op_sorting.py
-call: use_ops, numpy_vjp, install, statuses, caught. The original author should
-check it against their intent.
+API: use_ops (the registry, plus any op module not yet in ops.MODULES through
+the plugin variable), numpy_vjp, install, statuses, caught. `caught` counts a
+scenario only when it passes with MLX's own VJP, so a scenario that fails for
+another reason never credits a mutant; test_op_scans checks that an honest
+numpy VJP installed the same way passes.
 """
 from __future__ import annotations
 
