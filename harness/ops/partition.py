@@ -22,7 +22,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from .sort import (LANES, M, M_COT, canonical, draw_cotangent, draw_values, lane_length,
+from .sort import (LANES, SORTED_LANES, M, M_COT, canonical, draw_cotangent, draw_values, lane_length,
                    lane_shape_and_axis, sort_axis, value_cotangent, with_layout)
 from .sort import reference, reference_vjp   # noqa: F401  (canonical partition is sort)
 
@@ -97,18 +97,7 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: kth {kth}, axis {axis}, {mode} values, cotangent {cmode}"))
 
 
-REPRO = LANES + r'''
-
-def ref_forward(inp, lhs, rhs, params):
-    """Partitioned, then each lane ascending: the sorted lane, whatever kth is."""
-    n = inp["a"].size if params["axis"] is None else inp["a"].shape[params["axis"]]
-    return top_sorted(inp["a"], params["axis"], n)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    n = inp["a"].size if params["axis"] is None else inp["a"].shape[params["axis"]]
-    return {"a": top_sorted_vjp(inp["a"], g, params["axis"], n)}
-
+REPRO = LANES + SORTED_LANES + r'''
 
 def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
     """partition's order within each side is unspecified: lanes are put in ascending order."""

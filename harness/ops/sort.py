@@ -227,7 +227,9 @@ def top_sorted_vjp(x, g, axis, keep):
     return unlanes(dx, x.shape, axis)
 '''
 
-REPRO = LANES + r'''
+# The whole lane in ascending order: sort's reference, and partition's once its
+# lanes are put in order (its order within each side is unspecified).
+SORTED_LANES = r'''
 
 def ref_forward(inp, lhs, rhs, params):
     n = inp["a"].size if params["axis"] is None else inp["a"].shape[params["axis"]]
@@ -237,7 +239,9 @@ def ref_forward(inp, lhs, rhs, params):
 def ref_vjp(inp, g, lhs, rhs, params):
     n = inp["a"].size if params["axis"] is None else inp["a"].shape[params["axis"]]
     return {"a": top_sorted_vjp(inp["a"], g, params["axis"], n)}
+'''
 
+REPRO = LANES + SORTED_LANES + r'''
 
 def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
     return mx.sort(ops["a"], axis=params["axis"])
