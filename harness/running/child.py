@@ -1,0 +1,148 @@
+"""The parent side of a long-lived child that answers one JSON line per request:
+the fuzz worker (`fuzz/pool.py`) and the native suite's `--serve` mode
+(`native/server.py`). The child's side of the protocol is `channel.py` (the
+native binary speaks the same lines).
+
+The child says {"ready": true, ...} once it has started; then, per request
+line, any number of {"stage": name, "checks": [...]} lines and one answer
+line. A child that dies during a request is reported as a death (the stage
+it reached, how it ended, its last stderr line), and the next request starts
+a fresh one; a child that died between requests is replaced before the
+request is sent, and counted.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import tempfile
+import threading
+
+
+class ChildError(RuntimeError):
+    """The child cannot start, or keeps dying before it reads a request."""
+
+
+def describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit {rc}"
+
+
+class Child:
+    """`request(line)` returns (answer, None) or (None, death); `hello` is the
+    ready message of the process now running."""
+
+    def __init__(self, argv: list, *, name: str, error=ChildError, cwd=None, env=None,
+                 timeout_s: float | None = None, decode=json.loads):
+        # how to start it, and what to call it in a message
+        self.argv, self.name, self.error, self.cwd, self.env = list(argv), name, error, cwd, env
+        # a request running longer than this kills the child (None: no limit)
+        self.timeout_s, self.decode = timeout_s, decode
+        # what happened so far
+        self.proc, self.err, self.hello = None, None, {}
+        self.starts = 0                  # processes started (1 + restarts)
+        self.dead_between_cases = 0      # died after an answer, before the next request
+
+    def start(self) -> None:
+        # stderr goes to a file: a full pipe would stall a child that writes a lot of it
+        self.err = tempfile.TemporaryFile(mode="w+")
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self.err, text=True, bufsize=1, cwd=self.cwd, env=self.env)
+        except OSError as e:
+            self.err.close()
+            self.err = None
+            raise self.error(f"cannot start {self.name}: {e.strerror}") from None
+        self.starts += 1
+        hello = self._hello(self.proc.stdout.readline())
+        if not hello.get("ready"):
+            rc = self.proc.wait()
+            tail = self.stderr_tail() or "no output"
+            self.close()
+            raise self.error(f"{self.name} did not start ({describe_exit(rc)}): {tail}")
+        self.hello = hello
+
+    def _hello(self, line: str) -> dict:
+        try:
+            msg = self.decode(line) if line else {}
+        except ValueError:
+            return {}
+        return msg if isinstance(msg, dict) else {}
+
+    def stderr_tail(self) -> str:
+        if self.err is None:
+            return ""
+        self.err.seek(0)
+        lines = [ln.strip() for ln in self.err.read().splitlines() if ln.strip()]
+        return lines[-1][:300] if lines else ""
+
+    def request(self, line: str) -> tuple:
+        self._send(line)
+        timer = self._watchdog()
+        stage, done = "forward", []
+        try:
+            for raw in self.proc.stdout:
+                msg = self.decode(raw)
+                if "stage" not in msg:
+                    return msg, None
+                stage, done = msg["stage"], msg.get("checks", [])
+        finally:
+            if timer is not None:
+                timer.cancel()
+        return None, self._death(stage, done)
+
+    def _send(self, line: str) -> None:
+        for attempt in (0, 1):
+            if self.proc is None:
+                self.start()
+            try:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+                return
+            except (BrokenPipeError, OSError):   # it died after its last answer
+                self.dead_between_cases += 1
+                self.close()
+                if attempt:
+                    raise self.error(f"{self.name} keeps dying before reading a case") from None
+
+    def _watchdog(self):
+        if not self.timeout_s:
+            return None
+        proc = self.proc
+        timer = threading.Timer(self.timeout_s, lambda: proc.poll() is None and proc.kill())
+        timer.start()
+        return timer
+
+    def _death(self, stage, done) -> dict:
+        rc = self.proc.wait()
+        detail = self.stderr_tail()
+        self.close()
+        return {"stage": stage, "checks": done, "how": describe_exit(rc), "detail": detail}
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    self.proc.stdin.close()
+                except OSError:
+                    pass
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+        if self.err is not None:
+            self.err.close()
+        self.proc, self.err = None, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
