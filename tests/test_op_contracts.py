@@ -5,7 +5,10 @@
 * negative controls: wrong VJPs plugged in through mx.custom_function (the true
   VJP scaled, shifted, or with one operand's gradient dropped) are each
   rejected by at least one of its catalog scenarios;
-* its fuzz strategy draws valid scenarios of the op.
+* its fuzz strategy draws valid scenarios of the op;
+* its hand-written float64 VJP agrees with float64 differences of its own
+  float64 forward (core/numeric.py), so the reference is checked against the
+  maths and not only against itself.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import pytest
 
 from mlx_vjpcheck import ops
 from mlx_vjpcheck.cases import catalog, expected
-from mlx_vjpcheck.core import opinfo
+from mlx_vjpcheck.core import numeric, opinfo
 from mlx_vjpcheck.fuzz import findings, repro
 from mlx_vjpcheck.running import devices, execute
 
@@ -160,3 +163,56 @@ def test_an_op_without_a_vjp_is_recorded_as_such():
         rec = execute.run(s, "cpu")
         assert rec["status"] == "pass", rec
         assert {c["name"] for c in rec["checks"]} == set(expect.expected(s)) == {"forward", "no_vjp"}
+
+
+# --- hand-written references against differences of the reference forward ---------------------
+
+HAND_WRITTEN = [n for n in OPS if ops.get(n).reference_vjp is not None]
+# These ops' hand-written rules carry cases (ties, -inf groups, zeros in a product) that
+# only a whole-catalog comparison exercises; the others take their smallest scenarios,
+# which keeps the differences cheap.
+WHOLE_CATALOG = {"cumprod": 0.0, "cummax": 0.0, "cummin": 0.0, "logsumexp": 1e-7, "softmax": 1e-7}
+SMALLEST = 6
+
+
+def _size(s) -> int:
+    return sum(int(np.prod(t.shape)) for t in s.operands.values())
+
+
+def _against_differences(info, s, rtol) -> bool | None:
+    """True / False: the hand-written VJP agrees / disagrees with differences;
+    None: undecided (a non-finite output, or differences beyond their bound)."""
+    inputs = expected.logical_inputs(s)
+    lhs, rhs = expected.indices(s)
+    y = info.reference(inputs, lhs, rhs, s.params)
+    if not np.all(np.isfinite(y)):
+        return None   # an infinite output has no difference quotient
+    g = expected.cotangent(s, y)
+    wrt = tuple(w for w in s.wrt if w in inputs and w not in info.integer_operands)
+    try:
+        diff = numeric.vjp_by_differences(lambda v: info.reference(v, lhs, rhs, s.params), inputs, g, wrt)
+    except numeric.ReferenceUndecided:
+        return None
+    hand = info.reference_vjp(inputs, g, lhs, rhs, s.params)
+    return all(np.allclose(hand[w], diff[w], rtol=rtol, atol=1e-8) for w in wrt)
+
+
+@pytest.mark.parametrize("op", HAND_WRITTEN)
+def test_hand_written_vjp_agrees_with_differences(op):
+    info = ops.get(op)
+    scenarios = _scenarios(op)
+    if op not in WHOLE_CATALOG:
+        scenarios = sorted(scenarios, key=lambda s: (_size(s), s.name))[:SMALLEST]
+    verdicts = {s.name: _against_differences(info, s, WHOLE_CATALOG.get(op, 1e-7)) for s in scenarios}
+    assert [n for n, ok in verdicts.items() if ok is False] == []
+    decided = sum(ok is True for ok in verdicts.values())
+    assert decided >= (15 if op in WHOLE_CATALOG else min(3, len(scenarios))), (op, verdicts)
+
+
+def test_a_wrong_hand_written_vjp_disagrees_with_differences():
+    """Negative control: the comparison rejects a reference VJP off by 1 %."""
+    info = ops.get("cumprod")
+    wrong = dataclasses.replace(info, reference_vjp=lambda i, g, l, r, p: {
+        k: v * 1.01 for k, v in info.reference_vjp(i, g, l, r, p).items()})
+    verdicts = [_against_differences(wrong, s, 0.0) for s in _scenarios("cumprod")]
+    assert verdicts.count(False) >= 15
