@@ -7,7 +7,7 @@ crash-isolated workers and returns results records. The op registry is
 `mlx_vjpcheck.ops`, the catalog `mlx_vjpcheck.cases.catalog`.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.2.1"
 
 __all__ = ["__version__", "Scenario", "Tensor", "OpInfo", "check"]
 

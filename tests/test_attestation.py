@@ -239,8 +239,8 @@ FORGERIES = {
     "no configuration": (lambda d: d["predicate"].pop("configuration"),
                          "predicate.configuration is None, the records give"),
     "bundler claim without right": (
-        lambda d: d["predicate"].update(configuration=[{"name": "mlx-vjpcheck", "uri": "pkg:generic/mlx-vjpcheck@0.2.0",
-                                                        "annotations": {"harnessVersion": "0.2.0",
+        lambda d: d["predicate"].update(configuration=[{"name": "mlx-vjpcheck", "uri": f"pkg:generic/mlx-vjpcheck@{__version__}",
+                                                        "annotations": {"harnessVersion": __version__,
                                                                         "versionFrom": "bundle"}}]),
         "predicate.configuration[0].annotations.versionFrom is 'bundle', the records give ['results.json']"),
     "url": (lambda d: d["predicate"].update(url="javascript:alert(1)"),

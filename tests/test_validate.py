@@ -35,6 +35,27 @@ def test_clean_evidence_validates(template, kind):
                                  for ln in verdict_lines), verdict_lines
 
 
+@pytest.mark.parametrize("kind", ["run", "native", "fuzz", "versions"])
+def test_checkers_share_each_parsed_file_and_change_none(template, kind):
+    """results.json is parsed once and shared by every checker (core/jsonio.parsed):
+    after a whole validation, each shared value still equals a fresh parse."""
+    from mlx_vjpcheck.core import jsonio
+    jsonio._PARSED.clear()
+    rc, out, err = fx.check(template[kind])
+    assert rc == 0, out + err
+    assert jsonio._PARSED
+    for data, value in jsonio._PARSED.values():
+        assert jsonio.dumps(value, sort_keys=True) == jsonio.dumps(jsonio.loads(data), sort_keys=True)
+
+
+def test_the_parse_cache_negative_control():
+    """A checker that modified what it was given would be seen by the next one."""
+    from mlx_vjpcheck.core import jsonio
+    data = b'{"records": [1, 2]}'
+    jsonio.parsed(data)["records"].append(3)
+    assert jsonio.parsed(data) != jsonio.loads(data)
+
+
 def test_run_output_names_each_group(template):
     out = fx.check(template["run"])[1]
     assert "results.json: recomputed 6 records, " in out

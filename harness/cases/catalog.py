@@ -45,9 +45,14 @@ def catalog() -> list:
 
 
 def digest(scenarios=None) -> str:
-    """SHA-256 of the canonical catalog JSON: what results bind themselves to."""
+    """SHA-256 of the canonical catalog text: what results bind themselves to.
+    Canonical: sorted keys, no whitespace, non-finite numbers as Python's
+    NaN / Infinity tokens. It is hashed, never written, so it need not be
+    strict JSON, and the C encoder keeps it cheap for every validation."""
     import hashlib
+    import json
 
-    from ..core.scenario import dump_catalog
-    text = dump_catalog(catalog() if scenarios is None else scenarios)
+    from ..core.scenario import catalog_document
+    text = json.dumps(catalog_document(catalog() if scenarios is None else scenarios),
+                      sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

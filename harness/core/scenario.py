@@ -101,9 +101,12 @@ class Scenario:
         return self.sorted_indices or not set(self.defect_tags) <= SORTED_PATH_TAGS
 
 
+def catalog_document(scenarios) -> dict:
+    return {"schema": SCHEMA, "scenarios": [s.to_dict() for s in scenarios]}
+
+
 def dump_catalog(scenarios) -> str:
-    return jsonio.dumps({"schema": SCHEMA, "scenarios": [s.to_dict() for s in scenarios]},
-                        indent=1, sort_keys=True)
+    return jsonio.dumps(catalog_document(scenarios), indent=1, sort_keys=True)
 
 
 def load_catalog(obj: Any) -> list:

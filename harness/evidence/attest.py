@@ -52,11 +52,6 @@ def path_for(bundle) -> Path:
     return bundle.with_name(bundle.name + SUFFIX)
 
 
-def _load(files: dict, name: str):
-    try:
-        return jsonio.loads(files[name])
-    except (KeyError, ValueError, UnicodeDecodeError):
-        return None
 
 
 def _results_files(files: dict) -> list:
@@ -92,11 +87,11 @@ def tests(files: dict) -> tuple:
     per fuzz finding record (a finding is a confirmed failure, whatever else it says)."""
     passed, failed = [], []
     for source in _results_files(files):
-        for rec in _records(_load(files, source)):
+        for rec in _records(jsonio.member(files, source)):
             if isinstance(rec, dict):
                 (passed if rec.get("status") == "pass" else failed).append(test_name(rec, source))
     for source in _finding_files(files):
-        failed += [test_name(rec, source) for rec in _records(_load(files, source)) if isinstance(rec, dict)]
+        failed += [test_name(rec, source) for rec in _records(jsonio.member(files, source)) if isinstance(rec, dict)]
     return sorted(passed), sorted(failed)
 
 
@@ -133,7 +128,7 @@ def configuration(files: dict, bundler_version: str) -> list:
     """The ResourceDescriptors of the harness (and catalog) that produced the records."""
     recorded = {}
     for name in _results_files(files):
-        prov = _provenance(_load(files, name))
+        prov = _provenance(jsonio.member(files, name))
         if prov is not None:
             recorded.setdefault(prov, []).append(name)
     if not recorded:

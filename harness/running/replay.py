@@ -42,11 +42,6 @@ class Outcome:
         return self.replayed is not None and not self.problems
 
 
-def _load(files, name):
-    try:
-        return jsonio.loads(files[name])
-    except (KeyError, ValueError, UnicodeDecodeError):
-        return None
 
 
 def collect(files: dict) -> tuple:
@@ -54,7 +49,7 @@ def collect(files: dict) -> tuple:
     items, unreplayable, versions = [], [], set()
     for name in sorted(files):
         base = paths.basename(name)
-        data = _load(files, name) if name.endswith(".json") else None
+        data = jsonio.member(files, name) if name.endswith(".json") else None
         if paths.is_results(name) and isinstance(data, dict) and base != paths.RESULTS:
             unreplayable.append(f"{name}: native evidence (MLX's translation units built from a checkout, "
                                 "pristine or patched) cannot be replayed on an installed MLX; rerun "
@@ -67,7 +62,7 @@ def collect(files: dict) -> tuple:
                 and isinstance(data.get("record"), dict):
             items.append(_finding_item(name, data))
     for name in sorted(n for n in files if paths.basename(n) == paths.ENVIRONMENT):
-        env = _load(files, name)
+        env = jsonio.member(files, name)
         if isinstance(env, dict) and paths.folder(name) + paths.FINDINGS in files:
             versions.add(str(env.get("mlx")))
     return items, unreplayable, versions

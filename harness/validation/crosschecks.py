@@ -25,11 +25,6 @@ VERDICTS = {0: "VERDICT: defect absent", 1: "VERDICT: defect present", 125: "VER
 MLX_PACKAGES = ("mlx", "mlx-cpu", "mlx-metal", "mlx-cuda", "mlx-cuda13", "mlx-cuda12")
 
 
-def _load(files, name):
-    try:
-        return jsonio.loads(files[name])
-    except (KeyError, ValueError, UnicodeDecodeError):
-        return None
 
 
 def _records(data) -> list:
@@ -60,7 +55,7 @@ def _probe_problem(name: str, rec: dict, data: dict) -> str | None:
 
 def probe_group(ev) -> list:
     outputs = [n for n in sorted(ev.files) if probes.parse_output_name(n)]
-    results = _load(ev.files, paths.RESULTS)
+    results = jsonio.member(ev.files, paths.RESULTS)
     if not outputs or not isinstance(results, dict):
         return []
     g = Group("probe outputs vs results.json", "cross-checks")
@@ -80,12 +75,12 @@ def probe_group(ev) -> list:
 # --- native runs against commands.json -----------------------------------------------------
 
 def native_group(ev, folder: str, verified: set) -> list:
-    commands = _load(ev.files, folder + paths.COMMANDS)
+    commands = jsonio.member(ev.files, folder + paths.COMMANDS)
     if not isinstance(commands, list):
         return []
     g = Group(f"{folder}{paths.COMMANDS} vs results", "cross-checks")
     for variant, results_name in _native_results(ev.files, folder):
-        data = _load(ev.files, results_name)
+        data = jsonio.member(ev.files, results_name)
         runs = [c for c in commands if isinstance(c, dict) and _is_run(c.get("id"), variant)]
         crashed = sum(r.get("status") == "crashed" for r in _records(data))
         failed_runs = sum(c.get("exit_code") != 0 for c in runs)
@@ -118,7 +113,7 @@ def _is_run(cid, variant: str) -> bool:
 # --- version matrix against its logs ---------------------------------------------------------
 
 def versions_group(ev, folder: str) -> list:
-    doc = _load(ev.files, folder + paths.VERSIONS)
+    doc = jsonio.member(ev.files, folder + paths.VERSIONS)
     if not isinstance(doc, dict):
         return []
     g = Group(f"{folder}{paths.VERSIONS} vs probe logs", "cells")
@@ -172,9 +167,9 @@ def environment_group(ev) -> list:
         return []
     g = Group("environment consistency", "records")
     for n in names:
-        env = _load(ev.files, n)
+        env = jsonio.member(ev.files, n)
         problems = environment_problems(env)
-        results = _load(ev.files, paths.folder(n) + paths.RESULTS)
+        results = jsonio.member(ev.files, paths.folder(n) + paths.RESULTS)
         listed = set((env or {}).get("devices") or {}) if isinstance(env, dict) else set()
         used = {r.get("device") for r in _records(results)}
         if listed and used - listed:

@@ -58,7 +58,7 @@ def _json(ev: Evidence, name: str, group: Group):
         group.fail(f"{name}: missing")
         return None
     try:
-        return jsonio.loads(ev.files[name])
+        return jsonio.parsed(ev.files[name])
     except (ValueError, UnicodeDecodeError) as e:
         group.fail(f"{name}: not valid JSON ({e})")
         return None
@@ -85,7 +85,7 @@ def check_environment(g: Group, ctx: Context, name: str, env) -> None:
     sibling = paths.folder(name) + paths.RESULTS
     if sibling in ctx.ev.files:
         try:
-            recorded = jsonio.loads(ctx.ev.files[sibling]).get("environment")
+            recorded = jsonio.parsed(ctx.ev.files[sibling]).get("environment")
         except (ValueError, UnicodeDecodeError, AttributeError):
             recorded = None
         g.check(recorded == env, f"{name}: differs from the environment inside {sibling}")

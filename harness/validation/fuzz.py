@@ -44,7 +44,7 @@ def _records(finding: dict) -> list:
 
 
 def check_findings(group, folder: str, files: dict, rc) -> None:
-    index = _load(files, folder + "findings.json")
+    index = jsonio.member(files, folder + "findings.json")
     listed = _listed_files(index, folder)
     record_files = sorted(n for n in files if n.startswith(folder + "findings/") and n.endswith(".json"))
     for sig, path in listed or []:
@@ -53,7 +53,7 @@ def check_findings(group, folder: str, files: dict, rc) -> None:
     for name in record_files:
         stem = PurePosixPath(name).stem
         group.check(any(stem in s for s in scripts), f"{name}: no reproducer script named after {stem!r}")
-        finding = _load(files, name)
+        finding = jsonio.member(files, name)
         if not isinstance(finding, dict) or not isinstance(finding.get("scenario"), dict):
             group.fail(f"{name}: no scenario recorded")
             continue
@@ -68,8 +68,3 @@ def check_findings(group, folder: str, files: dict, rc) -> None:
                                               strict=False)
 
 
-def _load(files: dict, name: str):
-    try:
-        return jsonio.loads(files[name])
-    except (KeyError, ValueError, UnicodeDecodeError):
-        return None

@@ -17,11 +17,6 @@ from ..evidence import paths
 EXPECTATIONS = ("pass", "defects", "gate-pass")
 
 
-def _load(files: dict, name: str):
-    try:
-        return jsonio.loads(files[name])
-    except (KeyError, ValueError, UnicodeDecodeError):
-        return None
 
 
 def _mlx(env) -> str:
@@ -51,10 +46,10 @@ def _gate_line(comp: dict) -> tuple:
 
 
 def _fuzz_line(files: dict, name: str, index) -> tuple:
-    camp = _load(files, paths.folder(name) + paths.CAMPAIGN) or {}
+    camp = jsonio.member(files, paths.folder(name) + paths.CAMPAIGN) or {}
     stats = camp.get("stats") or {} if isinstance(camp, dict) else {}
     n = len(index) if isinstance(index, list) else 0
-    env = _load(files, paths.folder(name) + paths.ENVIRONMENT)
+    env = jsonio.member(files, paths.folder(name) + paths.ENVIRONMENT)
     note = ", interrupted" if isinstance(camp, dict) and camp.get("interrupted") else ""
     line = (f"fuzz: {n} findings from {stats.get('cases', '?')} cases on mlx {_mlx(env)} "
             f"{camp.get('device', '?') if isinstance(camp, dict) else '?'}{note} "
@@ -73,7 +68,7 @@ def lines(files: dict) -> tuple:
     out, shows, gates = [], [], []
     for name in sorted(files):
         base = paths.basename(name)
-        data = _load(files, name) if name.endswith(".json") else None
+        data = jsonio.member(files, name) if name.endswith(".json") else None
         if not isinstance(data, (dict, list)):
             continue
         if paths.is_results(name) and isinstance(data, dict) and isinstance(data.get("records"), list):
