@@ -137,6 +137,7 @@ def _softmax_core(mx, a, p):
     return mx.softmax(a, axis=p.get("axis"), precise=bool(p.get("precise", False)))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # a wrong rule on -inf inputs overflows: expected
 @pytest.mark.parametrize("mutant", sorted(LSE_MUTANTS))
 def test_logsumexp_mutant_is_rejected(ops, monkeypatch, mutant):
     names = M.caught(monkeypatch, "logsumexp", M.numpy_vjp(_lse_core, LSE_MUTANTS[mutant]))
@@ -145,6 +146,7 @@ def test_logsumexp_mutant_is_rejected(ops, monkeypatch, mutant):
         assert any("axis0" in n or "axes_0_2" in n for n in names), names
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # a wrong rule on -inf inputs overflows: expected
 @pytest.mark.parametrize("mutant", sorted(SOFTMAX_MUTANTS))
 def test_softmax_mutant_is_rejected(ops, monkeypatch, mutant):
     names = M.caught(monkeypatch, "softmax", M.numpy_vjp(_softmax_core, SOFTMAX_MUTANTS[mutant]))
