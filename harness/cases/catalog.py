@@ -1,8 +1,10 @@
-"""The scenario catalog: every op's own scenarios, in registry order.
+"""The scenario catalog: every op's own scenarios, in registry order, each
+bound to its op record.
 
-Ops with MLX's sorted_indices flag get each scenario twice, named .../sorted
-and .../unsorted; the rest appear once. Values are small integers (or dyadic
-fractions) so float32 arithmetic is exact and a mismatch cannot be rounding.
+An op record with `variants` gets each of its scenarios once per variant,
+named .../<suffix> (gather_mm: .../sorted and .../unsorted); the rest appear
+once. Values are small integers (or dyadic fractions) so float32 arithmetic
+is exact and a mismatch cannot be rounding.
 """
 from __future__ import annotations
 
@@ -10,29 +12,25 @@ import dataclasses
 
 from .. import ops
 from ..core.scenario import Scenario
+from . import bind
 
 
-def with_flag(s: Scenario, flag: bool) -> Scenario:
-    return dataclasses.replace(s, name=f"{s.name}/{'sorted' if flag else 'unsorted'}",
-                               sorted_indices=flag)
-
-
-def variants(s: Scenario) -> list:
-    """Sorted and unsorted for ops with the flag; ops without it appear once."""
-    if not ops.get(s.op).has_sorted_flag:
+def variants(s: Scenario, info) -> list:
+    if not info.variants:
         return [s]
-    return [with_flag(s, flag) for flag in (True, False)]
+    return [dataclasses.replace(s, name=f"{s.name}/{suffix}", params={**s.params, **params})
+            for suffix, params in info.variants]
 
 
 def base_scenarios() -> list:
-    """Flag-neutral scenarios of every registered op."""
+    """Every registered op's own scenarios, bound, before variants."""
     out = []
     for info in ops.registry().values():
         mine = info.catalog_scenarios()
         wrong = sorted({s.op for s in mine} - {info.name})
         if wrong:
             raise ValueError(f"op {info.name!r} lists scenarios of other ops: {wrong}")
-        out += mine
+        out += [bind(s) for s in mine]
     names = [s.name for s in out]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
@@ -41,7 +39,7 @@ def base_scenarios() -> list:
 
 
 def catalog() -> list:
-    return [v for s in base_scenarios() for v in variants(s)]
+    return [v for s in base_scenarios() for v in variants(s, s.info)]
 
 
 def digest(scenarios=None) -> str:

@@ -2,12 +2,12 @@
 
 `load(path)` reads what `--scenarios FILE|DIR` names:
 
-* a catalog file, as `mlx-vjpcheck catalog` writes it ({"schema": scenario/1,
+* a catalog file, as `mlx-vjpcheck catalog` writes it ({"schema": scenario/3,
   "scenarios": [...]});
 * one finding, as the fuzzer writes `findings/<signature>.json`
-  ({"schema": fuzz-finding/1, "scenario": {...}, "record": {...}});
+  ({"schema": fuzz-finding/3, "scenario": {...}, "record": {...}});
 * one regression-corpus entry (`harness/regressions/<signature>.json`,
-  schema regression/1, below);
+  schema regression/2, below);
 * a directory of any of these: its `*.json` files, and those of its
   `findings/` folder when it has one (so a fuzz output directory works as it
   is). The fuzz run directory's own index files (findings.json, campaign.json,
@@ -33,15 +33,19 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import ops
 from ..core import jsonio
 from ..core import scenario as scenario_mod
-from ..core.scenario import Scenario
+from ..core.scenario import Scenario, SchemaError, refuse_old
+from . import UnboundOp, bind
 
-CATALOG_SCHEMAS = tuple(getattr(scenario_mod, "READABLE", (scenario_mod.SCHEMA,)))
-FINDING_SCHEMAS = ("mlx-vjpcheck/fuzz-finding/1", "mlx-vjpcheck/fuzz-finding/2")
-FINDING_SCHEMA = FINDING_SCHEMAS[-1]
-REGRESSION_SCHEMA = "mlx-vjpcheck/regression/1"
+CATALOG_SCHEMA = scenario_mod.SCHEMA
+# /3 (and regression/2): the op-agnostic call record of core/scenario.py.
+FINDING_SCHEMA = "mlx-vjpcheck/fuzz-finding/3"
+REGRESSION_SCHEMA = "mlx-vjpcheck/regression/2"
+# What older releases wrote: refused with one line naming the version.
+OLD_SCHEMAS = {**{v: ("scenario catalog", CATALOG_SCHEMA) for v in scenario_mod.OLD_SCHEMAS},
+               **{f"mlx-vjpcheck/fuzz-finding/{n}": ("fuzz finding", FINDING_SCHEMA) for n in (1, 2)},
+               "mlx-vjpcheck/regression/1": ("regression entry", REGRESSION_SCHEMA)}
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "regressions"
 # Index files of a fuzz output directory that hold no scenario of their own.
 RUN_DIR_FILES = ("findings.json", "campaign.json", "environment.json")
@@ -85,6 +89,7 @@ def read_json(path: Path):
 
 
 def _scenario(d, where: str) -> Scenario:
+    """A bound scenario from its dict, or ScenarioFileError naming the file."""
     if not isinstance(d, dict):
         raise ScenarioFileError(f"{where}: a scenario must be a JSON object")
     try:
@@ -94,26 +99,17 @@ def _scenario(d, where: str) -> Scenario:
         raise ScenarioFileError(f"{where}: not a scenario ({what})") from None
     if not isinstance(s.name, str) or not s.name:
         raise ScenarioFileError(f"{where}: a scenario needs a non-empty name")
-    try:
-        info = ops.get(s.op)
-    except ValueError as e:
-        raise ScenarioFileError(f"{where}: scenario {s.name!r}: {e}") from None
-    if set(s.operands) != set(info.operands):
-        raise ScenarioFileError(f"{where}: scenario {s.name!r} has operands {sorted(s.operands)}, "
-                                f"{s.op} takes {list(info.operands)}")
-    if not s.wrt or not set(s.wrt) <= set(info.differentiable):
-        raise ScenarioFileError(f"{where}: scenario {s.name!r}: wrt {list(s.wrt)} is not a non-empty "
-                                f"subset of {list(info.differentiable)}")
-    for name, t in list(s.operands.items()) + [("lhs_indices", s.lhs_indices),
-                                                ("rhs_indices", s.rhs_indices),
-                                                ("cotangent", s.cotangent)]:
+    for name, t in list(s.operands.items()) + [("cotangent", s.cotangent)]:
         if t is None:
             continue
         n = math.prod(t.shape) if all(isinstance(x, int) and x >= 0 for x in t.shape) else -1
         if n != len(t.values):
             raise ScenarioFileError(f"{where}: scenario {s.name!r}: {name} has {len(t.values)} values "
                                     f"for shape {list(t.shape)}")
-    return s
+    try:
+        return bind(s)
+    except UnboundOp as e:
+        raise ScenarioFileError(f"{where}: {e}") from None
 
 
 def _regression(d: dict, where: str) -> Entry:
@@ -134,7 +130,13 @@ def _regression(d: dict, where: str) -> Entry:
 
 def entries_of(obj, where: str) -> list:
     """The entries one parsed JSON document holds (ScenarioFileError if none)."""
-    if isinstance(obj, dict) and obj.get("schema") in CATALOG_SCHEMAS:
+    schema = obj.get("schema") if isinstance(obj, dict) else None
+    if schema in OLD_SCHEMAS:
+        try:
+            refuse_old(schema, *OLD_SCHEMAS[schema])
+        except SchemaError as e:
+            raise ScenarioFileError(f"{where}: {e}") from None
+    if schema == CATALOG_SCHEMA:
         items = obj.get("scenarios")
         if not isinstance(items, list):
             raise ScenarioFileError(f"{where}: a catalog needs a list of scenarios")
@@ -143,12 +145,11 @@ def entries_of(obj, where: str) -> list:
             s = _scenario(d, f"{where} scenario {n}")
             out.append(Entry(s, where, "catalog", s.expects_defect))
         return out
-    if isinstance(obj, dict) and obj.get("schema") == REGRESSION_SCHEMA:
+    if schema == REGRESSION_SCHEMA:
         return [_regression(obj, where)]
-    if isinstance(obj, dict) and obj.get("schema") in FINDING_SCHEMAS:
+    if schema == FINDING_SCHEMA:
         s = _scenario(obj.get("scenario"), where)
         return [Entry(s, where, "finding", True, meta={"signature": obj.get("signature")})]
-    schema = obj.get("schema") if isinstance(obj, dict) else None
     raise ScenarioFileError(f"{where}: neither a scenario catalog, a fuzz finding nor a regression "
                             f"entry (schema {schema!r})")
 
@@ -205,7 +206,7 @@ def regressions(root=None) -> list:
     out = []
     for f in sorted(root.glob("*.json")):
         obj = read_json(f)
-        if not (isinstance(obj, dict) and obj.get("schema") == REGRESSION_SCHEMA):
+        if not (isinstance(obj, dict) and obj.get("schema") in (REGRESSION_SCHEMA, *OLD_SCHEMAS)):
             raise ScenarioFileError(f"{f}: not a regression entry")
         out += entries_of(obj, str(f))
     return unique(out)

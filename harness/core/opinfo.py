@@ -1,34 +1,40 @@
 """The op record: everything the harness knows about one op, on one dataclass
 (after PyTorch's OpInfo).
 
-Each op module in `harness/ops/` declares one `OpInfo` (the gather family
-declares several) and `harness/ops/__init__.py` lists them explicitly. Generic
-code (catalog, runner, validator, fuzzer, reproducers, native export)
-consumes the records and never names an op itself.
+Each op module in `harness/ops/` declares its records in `OPS` and
+`harness/ops/__init__.py` lists the modules explicitly. Generic code (catalog,
+runner, validator, fuzzer, reproducers, native export) consumes the records
+and never names an op itself.
 
-Parts that need mlx or hypothesis are named as "module:attr" strings and only
-imported when a command runs MLX or fuzzes, so everything on the validation
-path imports numpy alone.
+The contract is op-agnostic: an op receives named operands and params.
+`reference(inputs, params)` and `reference_vjp(inputs, g, params)` see the
+logical operands as float64 (integer operands as int64); `mlx_call(operands,
+params)` sees MLX arrays (integer operands as int64 numpy arrays, which the
+call converts as MLX wants them). An optional operand absent from a scenario
+is absent from `inputs` too.
+
+The MLX call is named as a "module:attr" string, and only imported when a
+command runs MLX: it lives in a standalone file (harness/ops/repro/) that a
+reproducer embeds as text, so it imports mlx at its top. Everything else on
+the record is a plain function reference; none of it imports mlx or
+hypothesis at import time, so the validation path needs numpy alone.
 """
 from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PATH = re.compile(r"^\.*[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-INDEX_ARRAYS = ("lhs", "rhs")
-# What a reproducer snippet must define (see harness/fuzz/repro.py).
-REPRO_NAMES = ("INTEGER_OPERANDS", "def ref_forward", "def ref_vjp", "def mlx_call")
 
 
 class OpInfoError(ValueError):
     """An inconsistent op record (a programming error in an op module)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False)   # compared and hashed by identity
 class OpInfo:
     # Identity: the name scenarios use in their `op` field, and one line for listings.
     name: str
@@ -36,16 +42,26 @@ class OpInfo:
 
     # Call signature. Operands in call order; the differentiable ones (a VJP may be
     # taken with respect to any non-empty subset); integer operands, held fixed and
-    # never perturbed (quantization codes, index operands); the gather index arrays
-    # the call takes ("lhs", "rhs"); whether it has MLX's sorted_indices flag.
+    # never perturbed (index arrays, quantization codes, masks, offsets); optional
+    # operands, which a scenario may leave out (MLX then applies its default).
     operands: tuple
     differentiable: tuple
     integer_operands: tuple = ()
-    index_arrays: tuple = ()
-    has_sorted_flag: bool = False
+    optional_operands: tuple = ()
 
-    # The float64 oracle, numpy only: reference(inputs, lhs, rhs, params) -> Y and
-    # reference_vjp(inputs, G, lhs, rhs, params) -> {operand: gradient}. Without a
+    # Catalog forms: every base scenario is expanded into one scenario per
+    # (name suffix, params) pair here, e.g. gather_mm's sorted and unsorted
+    # calls; () means each scenario appears once, as written.
+    variants: tuple = ()
+    # Params under which MLX promises the same result (gather_mm: sorted_indices
+    # off, the flag being a performance hint): the metamorphic oracle compares.
+    equivalent_params: dict = field(default_factory=dict)
+    # Defect tags that bite only under a param: tag -> the param that must be
+    # truthy (gather_mm's sorted-path classes). Any other tag always bites.
+    conditional_tags: dict = field(default_factory=dict)
+
+    # The float64 oracle, numpy only: reference(inputs, params) -> Y and
+    # reference_vjp(inputs, G, params) -> {operand: gradient}. Without a
     # hand-written VJP, core/numeric.py differentiates the reference (complex step when
     # it is analytic in its floating inputs, else extrapolated central differences),
     # within a stated error bound. `exact`: on the small-integer inputs of the catalog
@@ -60,23 +76,21 @@ class OpInfo:
     # central difference with a large step is exact: the fuzzer's finite-difference
     # oracle runs only for these.
     multilinear: bool = False
+    # The rule the reference implements, in one line: the comment a reproducer
+    # puts above its expected values.
+    rule: str = ""
 
-    # The call under test: "module:attr" of mlx_call(operands, lhs, rhs, sorted, params),
-    # operands as mlx arrays (integer operands as numpy int64).
+    # The call under test: "module:attr" of mlx_call(operands, params), in a
+    # standalone file (mlx, numpy and the standard library only) that reproducers embed.
     mlx_call: str
 
-    # Catalog: () -> flag-neutral scenarios; ops with the sorted flag get each one
-    # sorted and unsorted.
+    # Catalog: () -> base scenarios (expanded by `variants`).
     scenarios: Callable | None = None
 
     # Fuzzing: strategy(draw, dtypes) -> Scenario, built from harness.core.draw (which
     # imports hypothesis only when drawing); how often the op is drawn relative to others.
     strategy: Callable | None = None
     fuzz_weight: int = 1
-
-    # Reproducer: standalone source (mlx + numpy only) defining INTEGER_OPERANDS,
-    # ref_forward, ref_vjp and mlx_call, written again from the maths.
-    repro_source: str | None = None
 
     # The native C++ suite implements this op (native/src/mlx_ops.cpp, reference.cpp).
     native: bool = False
@@ -94,13 +108,14 @@ class OpInfo:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             yield "field name: lower-case letters, digits and underscores, starting with a letter"
         yield from self._signature_problems()
+        yield from self._variant_problems()
         if not callable(self.reference):
             yield "field reference: not callable"
         if self.reference_vjp is not None and not callable(self.reference_vjp):
             yield "field reference_vjp: not callable"
-        for field in ("scenarios", "strategy"):
-            if getattr(self, field) is not None and not callable(getattr(self, field)):
-                yield f"field {field}: not callable"
+        for name in ("scenarios", "strategy"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                yield f"field {name}: not callable"
         if not (isinstance(self.mlx_call, str) and _PATH.match(self.mlx_call)):
             yield f"field mlx_call: {self.mlx_call!r} is not a 'module:attr' path"
         yield from self._fuzz_problems()
@@ -113,31 +128,70 @@ class OpInfo:
             yield f"field differentiable: {diff} is empty or not among the operands {ops}"
         if not set(ints) <= set(ops) or set(ints) & set(diff):
             yield f"field integer_operands: {ints} must be operands that are not differentiable"
-        if not set(self.index_arrays) <= set(INDEX_ARRAYS):
-            yield f"field index_arrays: {self.index_arrays} is not a subset of {INDEX_ARRAYS}"
-        if self.has_sorted_flag and not self.index_arrays:
-            yield "field has_sorted_flag: the sorted flag needs index arrays"
+        if not set(self.optional_operands) <= set(ops):
+            yield f"field optional_operands: {self.optional_operands} must be operands"
+        if diff and diff[0] in self.optional_operands:
+            yield "field optional_operands: the first differentiable operand sets the dtype, it cannot be absent"
+
+    def _variant_problems(self):
+        for v in self.variants:
+            if not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str)
+                    and _NAME.match(v[0]) and isinstance(v[1], dict)):
+                yield f"field variants: {v!r} is not a (suffix, params) pair"
+        if not isinstance(self.equivalent_params, dict):
+            yield "field equivalent_params: must be a dict of params"
+        if not isinstance(self.conditional_tags, dict) or not all(
+                isinstance(k, str) and isinstance(p, str) for k, p in self.conditional_tags.items()):
+            yield "field conditional_tags: must map tag names to param names"
 
     def _fuzz_problems(self):
-        if not self.has_vjp and (self.strategy is not None or self.repro_source is not None):
-            yield "field has_vjp: an op without a VJP has no fuzz strategy or reproducer"
+        if not self.has_vjp and self.strategy is not None:
+            yield "field has_vjp: an op without a VJP has no fuzz strategy"
         if not isinstance(self.fuzz_weight, int) or self.fuzz_weight < 1:
             yield f"field fuzz_weight: {self.fuzz_weight!r} is not a positive integer"
-        if self.strategy is not None and self.repro_source is None:
-            yield "field repro_source: a fuzzed op needs a reproducer snippet for its findings"
-        if self.repro_source is not None:
-            missing = [n for n in REPRO_NAMES if n not in self.repro_source]
-            if missing:
-                yield f"field repro_source: does not define {', '.join(missing)}"
+        if self.strategy is not None and not self.rule:
+            yield "field rule: a fuzzed op needs the one-line rule its reproducers quote"
+
+    # --- what generic code asks of a record -------------------------------------------------
 
     def catalog_scenarios(self) -> list:
         return list(self.scenarios()) if self.scenarios else []
 
+    def expects_defect(self, tags, params) -> bool:
+        """Whether any of `tags` bites on a call with `params`."""
+        return any(self.conditional_tags.get(t) is None or bool(params.get(self.conditional_tags[t]))
+                   for t in tags)
+
+    def call_problems(self, s) -> list:
+        """What is wrong with a scenario as a call of this op (unknown or missing
+        operands, wrt outside the differentiable ones)."""
+        out = []
+        names = set(s.operands)
+        if names - set(self.operands):
+            out.append(f"unknown operands {sorted(names - set(self.operands))}")
+        missing = set(self.operands) - set(self.optional_operands) - names
+        if missing:
+            out.append(f"missing operands {sorted(missing)}")
+        if not s.wrt or not set(s.wrt) <= set(self.differentiable) & names:
+            out.append(f"wrt {list(s.wrt)} is not a non-empty subset of {list(self.differentiable)}")
+        return out
+
 
 def resolve(path: str):
-    """Import "module:attr". Relative module paths (".gather_mm") are taken
+    """Import "module:attr". Relative module paths (".ops.repro.pad") are taken
     relative to this package, which is installed under its own name."""
     module, attr = path.split(":")
     package = __name__.rsplit(".", 2)[0] if module.startswith(".") else None
     return getattr(importlib.import_module(module, package), attr)
 
+
+def source_file(path: str) -> str:
+    """The file a "module:attr" path lives in, without importing it (reproducers
+    embed it as text; importing it would import mlx)."""
+    import importlib.util
+    module = path.split(":")[0]
+    package = __name__.rsplit(".", 2)[0] if module.startswith(".") else None
+    spec = importlib.util.find_spec(module, package)
+    if spec is None or spec.origin is None:
+        raise OpInfoError(f"cannot find the source of {path!r}")
+    return spec.origin

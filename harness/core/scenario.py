@@ -1,7 +1,13 @@
-"""A scenario is data: one JSON-serialisable record per call under test.
+"""A scenario is data: one JSON-serialisable call record (after PyTorch's
+SampleInput), shared by the runner, the fuzzer, the gate and the validator.
 
-The same records feed the Python runner, the native C++ suite (exported as
-JSON) and the validator, so there is exactly one list of cases.
+An op receives named operands and params, nothing else: index arrays are
+integer operands like any other (absent when MLX's default applies), and a
+flag such as gather_mm's `sorted_indices` is a param of the ops that have it.
+
+A scenario names its op (`op`, what is written) and, once bound, carries the
+op's record (`info`, never written): the cases stage binds every scenario it
+hands out, so later stages read `s.info` instead of looking the op up again.
 """
 from __future__ import annotations
 
@@ -12,11 +18,20 @@ from typing import Any
 
 from . import jsonio
 
-# /2: strict JSON, non-finite numbers as {"nonfinite": ...} (jsonio); /1 files are still read.
-SCHEMA = "mlx-vjpcheck/scenario/2"
-READABLE = ("mlx-vjpcheck/scenario/1", SCHEMA)
-# Defect classes that only exist on gather_mm / gather_qmm's sorted fast path.
-SORTED_PATH_TAGS = frozenset({"left_selection", "broadcast_tail", "quantized_left", "rank2_segments"})
+# /3: the op-agnostic call record (index arrays are operands, flags are params).
+SCHEMA = "mlx-vjpcheck/scenario/3"
+OLD_SCHEMAS = ("mlx-vjpcheck/scenario/1", "mlx-vjpcheck/scenario/2")
+OBJECTIVES = ("vjp", "pair_loss")
+
+
+class SchemaError(ValueError):
+    """A record of a schema version this release does not read (one line)."""
+
+
+def refuse_old(schema, what: str, current: str) -> None:
+    """One line naming the version, for every kind of file the harness reads."""
+    raise SchemaError(f"{what} schema {schema!r} is not read by this release (it reads {current}): "
+                      f"it was written by mlx-vjpcheck < 0.3; re-create it with this version")
 
 
 @dataclass(frozen=True)
@@ -50,55 +65,80 @@ def _freeze(view: dict) -> dict:
 
 @dataclass(frozen=True)
 class Scenario:
+    # Identity: a unique name, and the op by its registered name.
     name: str
     op: str
-    operands: dict            # operand name -> Tensor, in the op's call order
-    wrt: tuple                # differentiated operand names
-    lhs_indices: Tensor | None = None
-    rhs_indices: Tensor | None = None
-    sorted_indices: bool = False
-    params: dict = field(default_factory=dict)   # op parameters (bits, group_size, ...)
-    cotangent: Tensor | None = None               # None means all ones
-    objective: str = "vjp"    # "vjp" or "pair_loss" (0.5 * sum((Y0 - Y1)^2))
-    fd_step: float | None = None                  # run the finite-difference check
+
+    # The call: operand name -> Tensor (index arrays and other integer operands
+    # included; an optional operand left out takes MLX's default), the
+    # differentiated operands, and the op's params (flags, axes, modes, ...).
+    operands: dict
+    wrt: tuple
+    params: dict = field(default_factory=dict)
+
+    # What is differentiated: the cotangent (None: all ones) of a plain VJP, or
+    # the scalar objective "pair_loss" (0.5 * sum((Y0 - Y1)^2)); fd_step asks
+    # for elementwise finite differences through MLX's own forward.
+    cotangent: Tensor | None = None
+    objective: str = "vjp"
+    fd_step: float | None = None
+
+    # Labels: the call form, the known defect classes this call hits (the op
+    # record says when a tag bites), one line for people.
     family: str = ""
-    defect_tags: tuple = ()   # known defect classes this call hits when sorted
+    defect_tags: tuple = ()
     description: str = ""
 
+    # The op record, bound by the cases stage; not part of the data.
+    info: Any = field(default=None, compare=False, repr=False)
+
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "info"}
         d["operands"] = {k: t.to_dict() for k, t in self.operands.items()}
-        for key in ("lhs_indices", "rhs_indices", "cotangent"):
-            d[key] = None if d[key] is None else d[key].to_dict()
+        d["cotangent"] = None if self.cotangent is None else self.cotangent.to_dict()
         d["wrt"] = list(self.wrt)
         d["defect_tags"] = list(self.defect_tags)
-        d["params"] = dict(self.params)
+        d["params"] = json.loads(json.dumps(self.params))
         return d
 
     @staticmethod
-    def from_dict(d: dict) -> "Scenario":
-        opt = lambda k: None if d.get(k) is None else Tensor.from_dict(d[k])  # noqa: E731
-        known = {f.name for f in dataclasses.fields(Scenario)}
+    def from_dict(d: dict, info=None) -> "Scenario":
+        known = {f.name for f in dataclasses.fields(Scenario)} - {"info"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown scenario fields: {sorted(unknown)}")
+        cot = d.get("cotangent")
         return Scenario(
             name=d["name"], op=d["op"],
             operands={k: Tensor.from_dict(v) for k, v in d["operands"].items()},
-            wrt=tuple(d["wrt"]), lhs_indices=opt("lhs_indices"),
-            rhs_indices=opt("rhs_indices"), sorted_indices=bool(d.get("sorted_indices")),
-            params=dict(d.get("params") or {}), cotangent=opt("cotangent"),
+            wrt=tuple(d["wrt"]), params=dict(d.get("params") or {}),
+            cotangent=None if cot is None else Tensor.from_dict(cot),
             objective=d.get("objective", "vjp"), fd_step=d.get("fd_step"),
             family=d.get("family", ""), defect_tags=tuple(d.get("defect_tags", ())),
-            description=d.get("description", ""))
+            description=d.get("description", ""), info=info)
+
+    def bound(self, info) -> "Scenario":
+        """This scenario carrying its op record (checked against the name)."""
+        if info.name != self.op:
+            raise ValueError(f"scenario {self.name!r} is of op {self.op!r}, not {info.name!r}")
+        return dataclasses.replace(self, info=info)
+
+    def _info(self):
+        """The op record; a scenario that was never bound is a programming error."""
+        if self.info is None:
+            raise RuntimeError(f"scenario {self.name!r} is not bound to its op record "
+                               "(bind it with harness.cases.bind)")
+        return self.info
 
     @property
     def expects_defect(self) -> bool:
-        """True when a known defect applies. The gather tags bite only on the sorted
-        path; any other tag names a defect this call hits whatever its flags."""
-        if not self.defect_tags:
-            return False
-        return self.sorted_indices or not set(self.defect_tags) <= SORTED_PATH_TAGS
+        """True when one of its defect tags bites under its params (the op says when)."""
+        return self._info().expects_defect(self.defect_tags, self.params)
+
+    @property
+    def dtype(self) -> str:
+        """The floating dtype the call runs in: its first differentiable operand's."""
+        return self.operands[self._info().differentiable[0]].dtype
 
 
 def catalog_document(scenarios) -> dict:
@@ -110,8 +150,12 @@ def dump_catalog(scenarios) -> str:
 
 
 def load_catalog(obj: Any) -> list:
+    """Unbound scenarios of a catalog document (the cases stage binds them)."""
     if isinstance(obj, str):
         obj = jsonio.loads(obj)
-    if obj.get("schema") not in READABLE:
-        raise ValueError(f"not a scenario catalog (schema {obj.get('schema')!r})")
+    schema = obj.get("schema") if isinstance(obj, dict) else None
+    if schema in OLD_SCHEMAS:
+        refuse_old(schema, "scenario catalog", SCHEMA)
+    if schema != SCHEMA:
+        raise ValueError(f"not a scenario catalog (schema {schema!r})")
     return [Scenario.from_dict(d) for d in obj["scenarios"]]

@@ -1,18 +1,24 @@
 """The ops under test: one module each, listed here. This list is the registry.
 
-An op module defines its float64 reference and VJP, its MLX call, its catalog
-scenarios, its fuzz strategy and its reproducer snippet, and declares them on
-`OPS`, a tuple of `harness.core.opinfo.OpInfo` records (one record per op; the
-gather family declares six). Adding an op: write `harness/ops/<name>.py` and
-add one line to MODULES below. Nothing registers itself on import.
+An op module defines its float64 reference and VJP, its catalog scenarios
+and its fuzz strategy, names its MLX call (a standalone file in ops/repro/)
+and declares them on `OPS`, a tuple of `harness.core.opinfo.OpInfo` records
+(one record per op; a module may declare variants of one op together, as
+cummax and cummin). Shared building blocks live in ops/_support/; an op
+module imports no other op module. Adding an op: write
+`harness/ops/<name>.py` (and its call in `ops/repro/<name>.py`) and add one
+line to MODULES below. Nothing registers itself on import.
 
 Ops from outside the package (experiments, tests) come through
-$MLX_VJPCHECK_PLUGINS: comma-separated module names, each exposing `OPS`.
+$MLX_VJPCHECK_PLUGINS (core/plugins.py): modules with an `OPS` tuple.
 """
 from __future__ import annotations
 
 import importlib
-import os
+
+from ..core.plugins import PLUGINS_ENV, PluginError, modules as plugin_modules
+
+__all__ = ["MODULES", "PLUGINS_ENV", "PluginError", "registry", "get", "names"]
 
 # One line per op module, in listing order.
 MODULES = (
@@ -30,7 +36,6 @@ MODULES = (
     "sdpa",
     "cumprod",
     "cummax",
-    "cummin",
     "sort",
     "topk",
     "partition",
@@ -39,7 +44,6 @@ MODULES = (
     "segmented_mm",
     "at_set",
     "at_max",
-    "at_min",
     "at_multiply",
     "masked_scatter",
     "slice_update",
@@ -47,13 +51,7 @@ MODULES = (
     "as_strided",
 )
 
-PLUGINS_ENV = "MLX_VJPCHECK_PLUGINS"
-
 _REGISTRY: dict = {}
-
-
-class PluginError(ImportError):
-    """A module named in $MLX_VJPCHECK_PLUGINS cannot be used."""
 
 
 def _records_of(module) -> tuple:
@@ -65,12 +63,7 @@ def _records_of(module) -> tuple:
 
 def _load() -> dict:
     modules = [importlib.import_module(f".{m}", __name__) for m in MODULES]
-    for name in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            modules.append(importlib.import_module(name))
-        except Exception as e:
-            raise PluginError(f"${PLUGINS_ENV}: cannot import {name!r} "
-                              f"({type(e).__name__}: {e})") from None
+    modules += [m for m in plugin_modules() if hasattr(m, "OPS")]
     registry = {}
     for module in modules:
         for info in _records_of(module):
@@ -96,8 +89,3 @@ def get(name: str):
 
 def names() -> list:
     return list(registry())
-
-
-def dtype_of(s) -> str:
-    """The floating dtype a scenario runs in: its first differentiable operand's."""
-    return s.operands[get(s.op).differentiable[0]].dtype

@@ -85,7 +85,7 @@ def _value(inp, params) -> float:
     return float(np.asarray(inp["c"])) if params.get("value") == "operand" else float(params.get("value", 0))
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a = np.asarray(inp["a"], dtype=np.float64)
     out_shape, pairs = copies(a.shape, params)
     out = np.zeros(out_shape)
@@ -94,7 +94,7 @@ def reference(inp, lhs, rhs, params):
     return out
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     a, g = np.asarray(inp["a"], dtype=np.float64), np.asarray(g, dtype=np.float64)
     _, pairs = copies(a.shape, params)
     da, dc = np.zeros(a.shape), 0.0
@@ -105,20 +105,6 @@ def reference_vjp(inp, g, lhs, rhs, params):
             da[src] += g[pos]
     used = params.get("value") == "operand" and params["mode"] == "constant"
     return {"a": da, "c": np.array(dc if used else 0.0)}
-
-
-# --- the MLX call ----------------------------------------------------------------------------------
-
-def pad_width_arg(params):
-    w, form = params["width"], params.get("width_form", "pairs")
-    return {"int": lambda: w, "single": lambda: (w[0],), "pair": lambda: tuple(w),
-            "pairs": lambda: [tuple(p) for p in w]}[form]()
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    value = ops["c"] if params.get("value") == "operand" else params.get("value", 0)
-    return mx.pad(ops["a"], pad_width_arg(params), mode=params["mode"], constant_values=value)
 
 
 # --- catalog ------------------------------------------------------------------------------------------
@@ -198,86 +184,10 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"value {value}, cotangent {cmode}"))
 
 
-# --- reproducer snippet ---------------------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def lows_highs(params, ndim):
-    w, form = params["width"], params["width_form"]
-    if form == "int":
-        return [(w, w)] * ndim
-    if form == "single":
-        return [(w[0], w[0])] * ndim
-    if form == "pair":
-        return [(w[0], w[1])] * ndim
-    return [(p[0], p[1]) for p in w]
-
-
-def axis_source(o, lo, n, mode):
-    """Which element of the axis output position o copies (None: the constant)."""
-    j = o - lo
-    if 0 <= j < n:
-        return j
-    if mode == "constant":
-        return None
-    if mode == "edge":
-        return 0 if j < 0 else n - 1
-    # walk outwards bouncing off the ends: reflect skips the end element, symmetric repeats it
-    period = 2 * n if mode == "symmetric" else max(2 * n - 2, 1)
-    k = j % period
-    if k < n:
-        return k
-    return (2 * n - 1 - k) if mode == "symmetric" else (2 * n - 2 - k)
-
-
-def mapping(shape, params):
-    pads = lows_highs(params, len(shape))
-    out_shape = tuple(n + lo + hi for n, (lo, hi) in zip(shape, pads))
-    for pos in np.ndindex(*out_shape):
-        src = tuple(axis_source(o, lo, n, params["mode"]) for o, n, (lo, hi) in zip(pos, shape, pads))
-        yield out_shape, pos, (None if None in src else src)
-
-
-def constant(inp, params):
-    return float(inp["c"]) if params["value"] == "operand" else float(params["value"])
-
-
-def ref_forward(inp, lhs, rhs, params):
-    out = None
-    for shape, pos, src in mapping(inp["a"].shape, params):
-        out = np.zeros(shape) if out is None else out
-        out[pos] = constant(inp, params) if src is None else inp["a"][src]
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    da, dc = np.zeros(inp["a"].shape), 0.0
-    for _, pos, src in mapping(inp["a"].shape, params):
-        if src is None:
-            dc = dc + g[pos]
-        else:
-            da[src] = da[src] + g[pos]
-    live = params["value"] == "operand" and params["mode"] == "constant"
-    return {"a": da, "c": np.array(dc if live else 0.0)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    w, form = params["width"], params["width_form"]
-    if form == "single":
-        w = (w[0],)
-    elif form == "pair":
-        w = (w[0], w[1])
-    elif form == "pairs":
-        w = [(p[0], p[1]) for p in w]
-    value = ops["c"] if params["value"] == "operand" else params["value"]
-    return mx.pad(ops["a"], w, mode=params["mode"], constant_values=value)
-'''
-
-
 OPS = (OpInfo(
     name="pad", summary="mx.pad: constant (Pad), edge, reflect, symmetric; width forms; constant operand",
     operands=("a", "c"), differentiable=("a", "c"), reference=reference, reference_vjp=reference_vjp,
-    exact=True, multilinear=True, mlx_call=".ops.pad:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, multilinear=True, mlx_call=".ops.repro.pad:mlx_call", scenarios=scenarios,
+    strategy=fuzz_case,
+    rule="d a[i] = sum of g over every output position that copies a[i]; d c = sum of g over the "
+         "constant-padded positions when c is the constant, else 0"),)

@@ -1,17 +1,25 @@
-"""Run one scenario through MLX and check it against the float64 references.
+"""Run one scenario through MLX and judge it: the one path every context takes.
 
-Generic over the op registry: nothing here names an op. The only module of the
-running stage that imports mlx (lazily: `_mx()`), besides the op modules' calls.
+`measure(s, device, context)` computes the float64 expected values, runs the
+MLX forward and VJP, then every oracle of the context (judging/oracles.py)
+on what it saw; `judging.judge` gives the verdict. `run` is the catalog's
+form (a scenario that cannot be judged is an error record), the fuzzer's
+engine the fuzz form (it is an invalid case). Generic over the op registry
+and the oracle table: nothing here names an op or an oracle.
+
+The only module of the running stage that imports mlx (lazily: `_mx()`),
+besides the ops' calls and the oracles' measuring functions.
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ops
 from ..cases import expected
-from ..core import checks, layout, numeric, opinfo, verdict
+from ..core import checks, layout, numeric, opinfo
+from ..judging import judge, oracles
 
 MX_DTYPES = ("float32", "float16", "bfloat16", "float64")
 
@@ -39,118 +47,149 @@ def to_numpy(x) -> np.ndarray:
     return np.array(x, dtype=np.float64)
 
 
-class Call:
-    """The scenario's MLX call as a function of its differentiated operands."""
+def error_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
 
-    def __init__(self, s):
-        mx = _mx()
-        self.s, self.info = s, ops.get(s.op)
+
+class Call:
+    """The scenario's MLX call as a function of its differentiated operands.
+    Integer operands are handed over as int64 numpy arrays (the call converts
+    them as MLX wants); floating ones as MLX arrays, views applied."""
+
+    def __init__(self, s, params=None):
+        self.s, self.info = s, s.info
+        self.params = s.params if params is None else params
         self.fn = opinfo.resolve(self.info.mlx_call)
-        idx = lambda t: None if t is None else mx.array(layout.logical(t, np.int64).astype(np.uint32))  # noqa: E731
-        self.lhs, self.rhs = idx(s.lhs_indices), idx(s.rhs_indices)
-        self.operands = {n: (layout.logical(t, np.int64) if n in self.info.integer_operands
-                             else to_mlx(t)) for n, t in s.operands.items()}
+        ints = self.info.integer_operands
+        self.operands = {n: (layout.logical(t, np.int64) if n in ints else to_mlx(t))
+                         for n, t in s.operands.items()}
         self.primals = [self.operands[n] for n in s.wrt]
 
     def __call__(self, *diff):
-        ops = dict(self.operands, **dict(zip(self.s.wrt, diff)))
-        return self.fn(ops, self.lhs, self.rhs, self.s.sorted_indices, self.s.params)
+        return self.fn(dict(self.operands, **dict(zip(self.s.wrt, diff))), self.params)
 
     def pair_loss(self, *diff):
         y = self(*diff)
         y = y.reshape((-1,) + tuple(y.shape[-2:]))
         return 0.5 * ((y[0] - y[1]) ** 2).sum()
 
+    def vjp(self, cot: np.ndarray):
+        """(forward, {operand: gradient}) as float64 numpy."""
+        mx = _mx()
+        c = mx.array(cot.astype(np.float32), dtype=getattr(mx, self.s.dtype))
+        (y,), grads = mx.vjp(self, self.primals, [c])
+        mx.eval(y, *grads)
+        return to_numpy(y), {n: to_numpy(g) for n, g in zip(self.s.wrt, grads)}
 
-def _objective64(s, y: np.ndarray, g: np.ndarray) -> float:
-    """The scalar whose gradient the VJP is, evaluated in float64 from MLX's forward."""
-    if s.objective == "pair_loss":
-        flat = y.reshape((-1,) + y.shape[-2:])
-        return float(0.5 * np.sum((flat[0] - flat[1]) ** 2))
-    return float(np.sum(g * y))
+    def forward(self) -> np.ndarray:
+        y = self(*self.primals)
+        _mx().eval(y)
+        return to_numpy(y)
 
 
-def finite_differences(call, s, g: np.ndarray) -> dict:
-    """Central differences through the actual MLX forward, one element at a time."""
-    mx, h = _mx(), s.fd_step
-    out = {}
-    for pos, name in enumerate(s.wrt):
-        base = to_numpy(call.primals[pos]).astype(np.float32)
-        grad = np.zeros(base.shape)
-        for i in np.ndindex(base.shape):
-            vals = []
-            for sign in (1.0, -1.0):
-                bumped = base.copy()
-                bumped[i] += np.float32(sign * h)
-                args = list(call.primals)
-                args[pos] = mx.array(bumped, dtype=call.primals[pos].dtype)
-                vals.append(_objective64(s, to_numpy(call(*args)), g))
-            grad[i] = (vals[0] - vals[1]) / (2 * h)
-        out[f"fd:{name}"] = grad
-    return out
+@dataclass(frozen=True)
+class Trial:
+    """What every oracle may look at: the scenario, the reference's expected
+    values, the cotangent, and what MLX gave (forward, gradients, and every
+    observed value by its check name: forward, grad:*, loss, hvp:*, no_vjp)."""
+    s: object
+    context: str
+    expected: dict
+    cotangent: np.ndarray
+    forward: np.ndarray
+    grads: dict
+    observed: dict
+    seed: int = 0
+
+
+class Unjudgeable(Exception):
+    """The call cannot be judged: the reference cannot decide, or MLX rejects the forward."""
 
 
 def _observe_without_vjp(call, y) -> dict:
     """An op MLX gives no VJP: the forward, and whether asking for a VJP raises."""
     mx = _mx()
+    yy = call(*call.primals)
     try:
-        _, grads = mx.vjp(call, call.primals, [mx.ones(y.shape, dtype=y.dtype)])
+        _, grads = mx.vjp(call, call.primals, [mx.ones(yy.shape, dtype=yy.dtype)])
         mx.eval(grads)
         raised = 0.0
     except Exception:
         raised = 1.0
-    return {"forward": to_numpy(y), expected.NO_VJP: np.array(raised)}
+    return {"forward": y, expected.NO_VJP: np.array(raised)}
 
 
-def observe(s, expected_cotangent: np.ndarray) -> dict:
+def _observe(s, call, exp, cot, y) -> tuple:
+    """(grads, observed) from MLX's VJP of the scenario's objective."""
     mx = _mx()
-    call = Call(s)
-    if not call.info.has_vjp:
-        return _observe_without_vjp(call, call(*call.primals))
-    obs = {}
+    if not s.info.has_vjp:
+        return {}, _observe_without_vjp(call, y)
+    obs = {"forward": y}
     if s.objective == "pair_loss":
         loss, grads = mx.value_and_grad(call.pair_loss, argnums=list(range(len(s.wrt))))(*call.primals)
         grads = grads if isinstance(grads, (list, tuple)) else (grads,)
-        y = call(*call.primals)
         obs["loss"] = to_numpy(loss)
         first = lambda *a: mx.value_and_grad(call.pair_loss, argnums=0)(*a)[1]  # noqa: E731
-        hvp = mx.grad(lambda *a: first(*a).sum(), argnums=0)(*call.primals)
-        obs[f"hvp:{s.wrt[0]}"] = to_numpy(hvp)
+        obs[f"hvp:{s.wrt[0]}"] = to_numpy(mx.grad(lambda *a: first(*a).sum(), argnums=0)(*call.primals))
+        grads = {n: to_numpy(g) for n, g in zip(s.wrt, grads)}
     else:
-        cot = mx.array(expected_cotangent.astype(np.float32), dtype=getattr(mx, ops.dtype_of(s)))
-        (y,), grads = mx.vjp(call, call.primals, [cot])
-    obs["forward"] = to_numpy(y)
-    obs.update({f"grad:{n}": to_numpy(g) for n, g in zip(s.wrt, grads)})
-    if s.fd_step:
-        obs.update(finite_differences(call, s, expected_cotangent))
-    return obs
+        obs["forward"], grads = call.vjp(cot)
+    obs.update({f"grad:{n}": g for n, g in grads.items()})
+    return grads, obs
 
 
-def check_all(s, exp: dict, obs: dict) -> list:
-    dtype = ops.dtype_of(s)
-    out = [checks.compare(k, obs[k], exp[k], *checks.tolerance(dtype)) for k in exp]
-    for name in s.wrt if s.fd_step else ():
-        out.append(checks.compare(f"fd:{name}", obs[f"grad:{name}"], obs[f"fd:{name}"],
-                                  *checks.tolerance(dtype, "fd"), kind="fd"))
-    return out
-
-
-def run(s, device: str) -> dict:
-    """One scenario on the current default device -> a results record."""
+def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) -> dict:
+    """One bound scenario on the current default device -> a record: the checks of
+    every oracle of `context`, MLX's error if its VJP raised, and the verdict.
+    `on_stage(name, checks)` is told before each MLX stage, so a parent process
+    can tell a crash in the VJP from one in the forward. Raises Unjudgeable."""
     t0 = time.perf_counter()
-    rec = {"scenario": s.name, "device": device, "checks": [], "error": None}
+    stage = on_stage or (lambda name, done: None)
     try:
         exp = expected.expected(s)
     except numeric.ReferenceUndecided as e:   # the reference cannot judge: say so, run nothing
-        rec.update(error=f"reference undecided: {e}"[:500], status="error",
-                   seconds=round(time.perf_counter() - t0, 6))
-        return rec
+        raise Unjudgeable(f"reference undecided: {e}"[:500]) from None
+    stage("forward", [])
     try:
-        obs = observe(s, expected.cotangent(s, exp["forward"]))
-        rec["checks"] = check_all(s, exp, obs)
-        rec["fd"] = {k: v.tolist() for k, v in obs.items() if k.startswith("fd:")}
-    except Exception as e:  # an MLX exception is a result (status "error"), not a harness bug
-        rec["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:500]
-    rec["status"] = verdict.status(rec["checks"], rec["error"])
+        call = Call(s)
+        y = call.forward()
+    except Exception as e:   # MLX rejects the call itself: not a gradient defect
+        raise Unjudgeable(f"forward raised {error_text(e)}") from None
+    cot = expected.cotangent(s, exp["forward"])
+    rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": None,
+           "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
+    fwd = checks.compare("forward", y, exp["forward"], *checks.tolerance(s.dtype))
+    stage("vjp", [fwd])
+    try:
+        grads, obs = _observe(s, call, exp, cot, y)
+    except Exception as e:   # an MLX exception in the VJP is a result, not a harness bug
+        rec.update(error=error_text(e), checks=[fwd])
+    else:
+        stage("oracles", [fwd])
+        trial = Trial(s, context, exp, cot, obs["forward"], grads, obs, seed)
+        rec["checks"] = _oracle_checks(trial, call)
+    return _finish(s, rec, t0)
+
+
+def _oracle_checks(trial: Trial, call) -> list:
+    """Every oracle of the trial's context, in table order."""
+    return [c for row in oracles.in_context(trial.context) if row.measure is not None
+            for c in opinfo.resolve(row.measure)(trial, call)]
+
+
+def _finish(s, rec: dict, t0: float) -> dict:
+    verdict = judge.judge(s, rec["checks"], rec["error"])
+    rec["status"] = verdict.status
     rec["seconds"] = round(time.perf_counter() - t0, 6)
     return rec
+
+
+def run(s, device: str, context: str = "run") -> dict:
+    """The catalog's form: a scenario that cannot be judged is an error record."""
+    t0 = time.perf_counter()
+    try:
+        return measure(s, device, context)
+    except Unjudgeable as e:
+        rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": str(e),
+               "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
+        return _finish(s, rec, t0)

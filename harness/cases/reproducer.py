@@ -1,0 +1,204 @@
+"""A reproducer for a maintainer: a short standalone script (mlx + numpy +
+the standard library) in the form of the defect report's own: literal
+inputs, the one MLX call, what MLX gives against the float64 rule's values
+as literals, the rule in a comment, and the bisect exit codes (0 defect
+absent, 1 present, 125 cannot test; `--device gpu` runs it on the GPU).
+
+The call is the op's own MLX call file (harness/ops/repro/), embedded as
+text: the script runs exactly what the harness ran. The expected values come
+from the harness's float64 reference when the script is written; the
+general machinery stays in the harness, not in the script.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..core import checks, layout, opinfo
+from . import expected as expected_mod
+
+ALLOWED_IMPORTS = {"mlx", "numpy", "math", "itertools", "functools"}
+RESERVED = {"mx", "np", "os", "sys", "subprocess", "params", "f", "y", "g", "got", "want", "ok",
+            "bad", "gpu", "rc", "mlx_call", "have", "name", "w", "e"}
+
+HEAD = '''#!/usr/bin/env python3
+"""{title}
+
+{description}
+Exit 0: MLX agrees with the float64 rule (defect absent), 1: it does not (defect
+present), 125: cannot test; `git bisect run` reads these. --device gpu: on the GPU.
+"""
+{imports}
+import numpy as np
+{isolate}
+try:
+    import mlx.core as mx
+    gpu = sys.argv[-1:] == ["gpu"]
+    mx.set_default_device(mx.gpu if gpu else mx.cpu)
+except (ImportError, ValueError, RuntimeError) as e:   # no mlx, or no GPU in this build
+    sys.exit(print("cannot test:", e) or 125)
+'''
+
+BODY = '''
+{inputs}
+params = {params}
+g = {cotangent}
+
+
+def f({wrt}):
+    return mlx_call({{{operand_map}}}, params)
+
+
+try:
+    mx.eval(f({wrt}))
+except Exception as e:
+    sys.exit(print("cannot test: the forward raised", e) or 125)
+try:
+    (y,), ({grads},) = mx.vjp(f, [{wrt}], [g])
+    mx.eval(y, {grads})
+except Exception as e:
+    sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or 1)
+# the float64 rule: {rule}
+want = {{{want}}}
+got = {{{got}}}
+bad = []
+for name, w in want.items():   # |MLX - rule| <= {atol!r} + {rtol!r} |rule|; NaN matches NaN{exact_note}
+    have = np.array(got[name].astype(mx.float32), dtype=np.float64)
+    ok = have.shape == w.shape and bool(np.all((np.abs(have - w) <= {atol!r} + {rtol!r} * np.abs(w))
+                                               | (have == w) | (np.isnan(have) & np.isnan(w))))
+    ok = ok{exact_test}
+    print(f"{{name}}: MLX {{have.tolist()}}  float64 rule {{w.tolist()}}  {{'ok' if ok else 'DIFFERS'}}")
+    bad += [] if ok else [name]
+print("VERDICT: " + ("defect present (" + ", ".join(bad) + " differ)" if bad else "defect absent"))
+sys.exit(1 if bad else 0)
+'''
+
+ISOLATE = '''
+if os.environ.get("REPRO_CHILD") != "1":   # MLX runs in a child: a VJP that kills it is a defect too
+    rc = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "REPRO_CHILD": "1"}).returncode
+    sys.exit(rc if rc in (0, 1, 125) else 1)
+'''
+EXACT_NOTE = "; zeros exact"
+EXACT_TEST = ' and (name == "forward" or not np.any(have[w == 0] != 0))'
+
+
+class NotReproducible(ValueError):
+    """The scenario cannot be written as a standalone reproducer (one line)."""
+
+
+def literal(arr) -> str:
+    """A float64 numpy literal, exact (shortest round-trip repr), non-finite spelled out."""
+    a = np.asarray(arr, dtype=np.float64)
+    flat = ", ".join(_num(v) for v in a.ravel())
+    return f"np.array([{flat}]).reshape({tuple(int(d) for d in a.shape)})"
+
+
+def _num(v: float) -> str:
+    if math.isnan(v):
+        return 'float("nan")'
+    if math.isinf(v):
+        return 'float("inf")' if v > 0 else '-float("inf")'
+    return repr(float(v)) if v != int(v) or abs(v) >= 1e16 else repr(int(v)) + ".0"
+
+
+def _view(var: str, v: dict) -> str:
+    op = v["op"]
+    if op == "slice":
+        spec = ", ".join(":".join(str(x) for x in s) for s in v["index"])
+        return f"{var} = {var}[{spec}]"
+    if op == "transpose":
+        return f"{var} = mx.transpose({var}, {tuple(v['axes'])})"
+    if op in ("reshape", "broadcast_to"):
+        return f"{var} = mx.{op}({var}, {tuple(v['shape'])})"
+    if op == "expand_dims":
+        return f"{var} = mx.expand_dims({var}, {int(v['axis'])})"
+    raise NotReproducible(f"view {op!r} has no reproducer form")
+
+
+def _operand(var: str, t, integer: bool) -> list:
+    if integer:
+        vals = ", ".join(str(int(x)) for x in layout.logical(t, np.int64).ravel())
+        shape = tuple(int(d) for d in layout.logical(t, np.int64).shape)
+        return [f"{var} = np.array([{vals}], dtype=np.int64).reshape({shape})"]
+    store = layout.storage(t)
+    vals = ", ".join(_num(x) for x in store.ravel())
+    lines = [f"{var} = mx.array([{vals}], dtype=mx.{t.dtype}).reshape({tuple(int(d) for d in store.shape)})"]
+    if t.views:   # storage evaluated first, so the views are real views onto it
+        lines.append(f"mx.eval({var})")
+        lines += [_view(var, v) for v in t.views]
+    return lines
+
+
+def _var(name: str) -> str:
+    return f"{name}_" if name in RESERVED else name
+
+
+def call_source(info) -> str:
+    """The op's MLX call file, checked to be standalone (mlx, numpy, stdlib math)."""
+    path = Path(opinfo.source_file(info.mlx_call))
+    text = path.read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(text)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        for n in names:
+            if n.split(".")[0] not in ALLOWED_IMPORTS or (isinstance(node, ast.ImportFrom) and node.level):
+                raise NotReproducible(f"{path.name} imports {n!r}: a call file must be standalone")
+    attr = info.mlx_call.split(":")[1]
+    return (f"# the MLX call, as the harness runs it (harness/ops/repro/{path.name})\n" + _body_of(text).rstrip()
+            + ("" if attr == "mlx_call" else f"\n\n\nmlx_call = {attr}") + "\n")
+
+
+def _body_of(text: str) -> str:
+    """The call file without its docstring and the imports the script already has."""
+    tree = ast.parse(text)
+    drop = set()
+    for node in tree.body:
+        doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node is tree.body[0]
+        plain = isinstance(node, ast.Import) and [(a.name, a.asname) for a in node.names] in (
+            [("mlx.core", "mx")], [("numpy", "np")])
+        if doc or plain:
+            drop.update(range(node.lineno, node.end_lineno + 1))
+    lines = [ln for i, ln in enumerate(text.splitlines(), 1) if i not in drop]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def render(s, *, title: str, description: str = "", exact: bool = False, isolate: bool = False) -> str:
+    """The reproducer of bound scenario `s` (a plain VJP objective). `exact`: zeros
+    of the rule must be exact zeros (a finding of the exact-zero oracle); `isolate`:
+    run MLX in a child process (a finding where the process died)."""
+    if s.objective != "vjp":
+        raise NotReproducible(f"objective {s.objective!r} has no reproducer form")
+    info = s.info
+    exp = expected_mod.expected(s)
+    y = exp["forward"]
+    inputs = []
+    for name, t in s.operands.items():
+        inputs += _operand(_var(name), t, name in info.integer_operands)
+    cot = expected_mod.cotangent(s, y)
+    atol, rtol = checks.tolerance(s.dtype)
+    wrt = ", ".join(_var(n) for n in s.wrt)
+    body = BODY.format(
+        inputs="\n".join(inputs), params=repr(s.params),
+        cotangent=(f"mx.ones({tuple(int(d) for d in cot.shape)}, dtype=mx.{s.dtype})" if np.all(cot == 1)
+                   else f"mx.array({literal(cot)}, dtype=mx.{s.dtype})"),
+        wrt=wrt, operand_map=", ".join(f"{n!r}: {_var(n)}" for n in s.operands),
+        grads=", ".join(f"d_{_var(n)}" for n in s.wrt),
+        rule=info.rule or "(see the op's float64 reference)",
+        want=", ".join([f'"forward": {literal(y)}'] + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
+        got=", ".join(['"forward": y'] + [f'"grad:{n}": d_{_var(n)}' for n in s.wrt]),
+        atol=atol, rtol=rtol, exact_note=EXACT_NOTE if exact else "", exact_test=EXACT_TEST if exact else "")
+    head = HEAD.format(title=_one_line(title), description=_one_line(description or s.description),
+                       imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
+                       isolate=ISOLATE if isolate else "")
+    return head + "\n" + call_source(info) + body
+
+
+def _one_line(text: str) -> str:
+    """Text from a finding, safe inside a docstring."""
+    clean = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    return clean.replace("\\", "/").replace('"""', "'''")[:300]

@@ -1,0 +1,96 @@
+"""The one judging policy: from a call's checks and error to its status, its
+failures in priority order, whether they are confirmed, and the signature a
+finding is filed under. `run`, the fuzzer, the gate and the validator all
+call `judge`; nothing else decides a verdict.
+
+Status: crashed if the process died, error if MLX raised (or nothing was
+checked), else pass iff every check passed. Failures: one per failed check
+(its oracle from the check's kind) plus one for the error, ordered by the
+oracle table, with a forward that disagrees first (a VJP error is then a
+consequence). A failure is confirmed only when a confirming oracle made it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..core import verdict
+from . import oracles
+
+DIED = re.compile(r"^process died during the (\w+) stage \(([^)]*)\)")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    status: str
+    failures: tuple          # dicts: oracle, gradient, kind, check
+
+    @property
+    def confirmed(self) -> bool:
+        names = oracles.confirming()
+        return any(f["oracle"] in names for f in self.failures)
+
+    @property
+    def primary(self) -> dict | None:
+        return self.failures[0] if self.failures else None
+
+
+def error_kind(error: str) -> str:
+    """Exception type plus the '[function]' tag MLX puts first in its messages;
+    for a process that died, how and in which stage."""
+    died = DIED.match(error)
+    if died:
+        stage, how = died.groups()
+        return f"crash-{how.replace(' ', '-')}" + ("" if stage == "vjp" else f"-in-{stage}")
+    head, _, message = error.partition(":")
+    tag = re.match(r"\s*\[([^\]]+)\]", message)
+    return f"exception-{head.strip()}" + (f"-{tag.group(1)}" if tag else "")
+
+
+def _value_kind(check: dict) -> str:
+    if check["kind"] == "exact_zero":
+        return "unselected-nonzero"
+    if check.get("observed_shape") != check.get("expected_shape"):
+        return "shape"
+    # Non-finite values count as wrong values: garbage read from outside an
+    # operand is sometimes NaN and sometimes not, and must not split a class.
+    return "wrong-value"
+
+
+def _gradient(check: dict, wrt) -> str:
+    name = check["name"]
+    if name == "forward":
+        return "forward"
+    if name.startswith(("fd:directional", "jvp:")) or name == "twice:vjp":
+        return "+".join(wrt)
+    return "grad-" + name.split(":", 1)[1].split("#")[0] if ":" in name else name
+
+
+def failures(s, checks: list, error: str | None) -> tuple:
+    out = []
+    if error is not None:
+        out.append({"oracle": "vjp_exception", "gradient": "vjp", "kind": error_kind(error), "check": None})
+    for c in checks:
+        if not c["passed"]:
+            row = oracles.of_kind(c.get("kind", "reference"))
+            out.append({"oracle": row.name if row else "unknown", "gradient": _gradient(c, s.wrt),
+                        "kind": _value_kind(c), "check": c["name"]})
+    rank = {o: i for i, o in enumerate(oracles.names())}
+    return tuple(sorted(out, key=lambda f: (f["check"] != "forward", rank.get(f["oracle"], len(rank)))))
+
+
+def judge(s, checks: list, error: str | None = None, crashed: bool = False) -> Judgement:
+    """The verdict on one call of scenario `s` (bound), from what was measured."""
+    return Judgement(verdict.status(checks, error, crashed=crashed), failures(s, checks, error))
+
+
+def signature(s, failure: dict) -> str:
+    """op, which gradient, which oracle, kind of error, and the call form.
+
+    Wrong values keep the call form (the scenario's family: which index array,
+    sorted flag in effect, left broadcasting), which is what separates the
+    report's defect classes. An exception is named by its type and MLX's
+    '[function]' tag alone, since the same failing site shows up under many forms."""
+    form = "any" if failure["oracle"] == "vjp_exception" else (s.family or "plain")
+    parts = (s.op, failure["gradient"], failure["oracle"], failure["kind"], form)
+    return "__".join(re.sub(r"[^A-Za-z0-9_.+-]", "-", p) for p in parts)
