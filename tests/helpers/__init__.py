@@ -1,0 +1,1 @@
+"""Test helpers shared across the stage folders (tests/ is on sys.path)."""

@@ -1,0 +1,167 @@
+"""The one way tests plant a wrong VJP into MLX: an op's own MLX call wrapped
+in mx.custom_function whose VJP is a deliberately wrong rule, then the
+catalog judged with it in place.
+
+A mutant is backward(ctx) -> {operand: gradient} (numpy or MLX arrays); ctx
+(a Ctx) holds the differentiated operands and every other operand as float64
+/ int64 numpy, the cotangent, the params, MLX's own gradients (`honest()`),
+MLX's gradients of the same call under other params or cotangent (`true()`),
+and the float64 reference VJP under changed params (`reference()`). The
+forward stays MLX's own; only the reverse rule changes.
+
+`statuses(op, mutant)` judges the op's catalog scenarios in this process
+(running.execute.run, the same path as `run`) with the mutant bound to each
+scenario's op record; `caught(op, mutant)` lists the scenarios that pass with
+MLX's own VJP and not with the mutant. A scenario that fails for another
+reason never credits a mutant, and `honest_control(op)` checks the mechanism
+itself: the float64 reference VJP planted the same way changes no verdict of
+an untagged scenario.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.core import opinfo
+from mlx_vjpcheck.running import devices, execute
+
+DISPATCH = "helpers.wrong_vjp:planted"
+_PLANTED: dict = {}
+
+
+def _mx():
+    import mlx.core as mx
+    return mx
+
+
+def _numpy(x, dtype=np.float64):
+    mx = _mx()
+    if isinstance(x, mx.array):
+        x = x.astype(mx.float32) if mx.issubdtype(x.dtype, mx.floating) else x
+    return np.asarray(x).astype(dtype)
+
+
+@dataclass
+class Ctx:
+    s: object            # the scenario being judged (bound)
+    names: list          # the differentiated operands, in call order
+    operands: dict       # every operand, float64 (integer ones int64)
+    cot: np.ndarray
+    params: dict
+    _call: object = None
+    _mlx_operands: dict = None
+    _mlx_cot: object = None
+
+    def true(self, cot=None, **params) -> dict:
+        """MLX's own gradients of the call, optionally under other params or cotangent."""
+        mx = _mx()
+        p = dict(self.params, **params)
+        f = lambda *xs: self._call(dict(self._mlx_operands, **dict(zip(self.names, xs))), p)  # noqa: E731
+        _, grads = mx.vjp(f, [self._mlx_operands[n] for n in self.names], [self._mlx_cot if cot is None else cot])
+        return dict(zip(self.names, grads))
+
+    def honest(self) -> dict:
+        """MLX's own gradients, as float64 numpy."""
+        return {n: _numpy(g) for n, g in self.true().items()}
+
+    def reference(self, **changed) -> dict:
+        """The float64 reference VJP, optionally under changed params: a wrong formula, exactly."""
+        grads = self.s.info.reference_vjp(self.operands, self.cot, dict(self.params, **changed))
+        return {n: grads[n] for n in self.names}
+
+
+def _mutated(s, original, backward):
+    names = list(s.wrt)
+
+    def call(operands, params):
+        mx = _mx()
+        inner = lambda *xs: original(dict(operands, **dict(zip(names, xs))), params)  # noqa: E731
+        f = mx.custom_function(inner)
+
+        @f.vjp
+        def f_vjp(primals, cotangent, output):
+            prim = list(primals) if isinstance(primals, (list, tuple)) else [primals]
+            cot = cotangent[0] if isinstance(cotangent, (list, tuple)) else cotangent
+            mlx_ops = dict(operands, **dict(zip(names, prim)))
+            ints = s.info.integer_operands
+            ctx = Ctx(s, names, {n: _numpy(v, np.int64 if n in ints else np.float64) for n, v in mlx_ops.items()},
+                      _numpy(cot), params, original, mlx_ops, cot)
+            grads = backward(ctx)
+            out = [g if isinstance(g, mx.array) else mx.array(np.array(g, dtype=np.float32))   # 0-d stays 0-d
+                   for g in (grads[n] for n in names)]
+            out = [g.astype(p.dtype) for g, p in zip(out, prim)]
+            return out[0] if len(out) == 1 else tuple(out)
+        return f(*[operands[n] for n in names])
+    return call
+
+
+def planted(operands, params):
+    """The MLX call of the scenario being judged, with its mutant in place."""
+    return _PLANTED["call"](operands, params)
+
+
+def plant(s, backward):
+    """The scenario bound to a copy of its op record whose call has the mutant VJP."""
+    original = opinfo.resolve(s.info.mlx_call)
+    _PLANTED["call"] = _mutated(s, original, backward)
+    return dataclasses.replace(s, info=dataclasses.replace(s.info, mlx_call=DISPATCH))
+
+
+def scenarios(op, untagged=False) -> list:
+    return [s for s in catalog.catalog() if s.op == op and not (untagged and s.defect_tags)]
+
+
+def _judge(s, backward=None) -> str:
+    devices.select("cpu")
+    if backward is None:
+        return execute.run(s, "cpu")["status"]
+    return execute.run(plant(s, backward), "cpu")["status"]
+
+
+def statuses(op, backward=None, untagged=False) -> dict:
+    """Catalog scenario name -> status, with MLX's own VJP or with `backward` planted."""
+    return {s.name: _judge(s, backward) for s in scenarios(op, untagged)}
+
+
+_HONEST: dict = {}
+
+
+def honest(op) -> dict:
+    """Each catalog scenario's status with MLX's own VJP (computed once per op and process)."""
+    if op not in _HONEST:
+        _HONEST[op] = statuses(op)
+    return _HONEST[op]
+
+
+def caught(op, backward, first_only=False) -> list:
+    """Scenarios that pass with MLX's own VJP and do not pass with `backward` planted."""
+    out = []
+    for s in scenarios(op):
+        if honest(op)[s.name] == "pass" and _judge(s, backward) != "pass":
+            out.append(s.name)
+            if first_only:
+                break
+    return out
+
+
+def honest_control(op) -> bool:
+    """The mechanism itself: the float64 reference VJP planted the same way changes
+    no verdict of an untagged scenario."""
+    return all(_judge(s, lambda ctx: ctx.reference()) == honest(op)[s.name]
+               for s in scenarios(op, untagged=True))
+
+
+def registry_with(monkeypatch, *modules):
+    """The registry with op modules not (yet) listed in ops.MODULES added through
+    the plugin variable (never twice), reset for this test."""
+    extra = [f"mlx_vjpcheck.ops.{m}" for m in modules if m not in ops.MODULES]
+    if extra:
+        monkeypatch.setenv(ops.PLUGINS_ENV, ",".join(extra))
+    else:
+        monkeypatch.delenv(ops.PLUGINS_ENV, raising=False)
+    monkeypatch.setattr(ops, "_REGISTRY", {})
+    return ops.registry()
