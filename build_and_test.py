@@ -3,7 +3,7 @@
 
     python3 build_and_test.py --mlx-source ~/mlx --mlx-build ~/mlx/build
 
-Thin entry point; the command line is harness/cli/build_and_test.py. Install
+Thin entry point; the command line is harness/cli/gate.py. Install
 this project first (python3 -m pip install -e .): it needs numpy and rich,
 and says so in one line (exit 2) before any work when they are missing.
 """
@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 if __name__ == "__main__":
     try:
-        from harness.cli.build_and_test import main
+        from harness.cli.gate import main
         sys.exit(main())
     except KeyboardInterrupt:
         print("build_and_test: interrupted", file=sys.stderr)

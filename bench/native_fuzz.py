@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlx_vjpcheck.cli import native_fuzz  # noqa: E402
+from mlx_vjpcheck.native import fuzz as native_fuzz  # noqa: E402
 from mlx_vjpcheck.native import server as native_server  # noqa: E402
 from mlx_vjpcheck.native import suite as native_suite  # noqa: E402
 

@@ -20,12 +20,13 @@ LAYERS = {
     "core": set(),
     "ops": {"core"},
     "cases": {"core", "ops"},
+    "judging": {"core"},
     "evidence": {"core"},
-    "running": {"core", "ops", "cases", "evidence"},
+    "running": {"core", "ops", "cases", "judging", "evidence"},
     "versions": {"core", "evidence"},
-    "validation": {"core", "ops", "cases", "evidence", "versions"},
-    "native": {"core", "evidence", "running", "cases"},
-    "fuzz": {"core", "ops", "cases", "evidence", "running"},
+    "validation": {"core", "ops", "cases", "judging", "evidence", "versions"},
+    "fuzz": {"core", "ops", "cases", "judging", "evidence", "running"},
+    "native": {"core", "cases", "judging", "evidence", "running", "fuzz"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
 }
 
@@ -181,7 +182,7 @@ sys.exit(main([sys.argv[2]]))
 
 
 def test_validation_path_needs_numpy_only(tmp_path):
-    import evidence_fixtures as fx
+    from helpers import evidence_fixtures as fx
     run_dir = fx.run_dir(tmp_path / "run")
     p = subprocess.run([sys.executable, "-c", VALIDATE_WITHOUT, str(ROOT), str(run_dir)],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)

@@ -33,7 +33,7 @@ present), 125: cannot test; `git bisect run` reads these. --device gpu: on the G
 """
 {imports}
 import numpy as np
-{isolate}
+{isolate}{plain}
 try:
     import mlx.core as mx
     gpu = sys.argv[-1:] == ["gpu"]
@@ -60,7 +60,7 @@ try:
     (y,), ({grads},) = mx.vjp(f, [{wrt}], [g])
     mx.eval(y, {grads})
 except Exception as e:
-    sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or 1)
+    sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or PRESENT)
 # the float64 rule: {rule}
 want = {{{want}}}
 got = {{{got}}}
@@ -73,13 +73,17 @@ for name, w in want.items():   # |MLX - rule| <= {atol!r} + {rtol!r} |rule|; NaN
     print(f"{{name}}: MLX {{have.tolist()}}  float64 rule {{w.tolist()}}  {{'ok' if ok else 'DIFFERS'}}")
     bad += [] if ok else [name]
 print("VERDICT: " + ("defect present (" + ", ".join(bad) + " differ)" if bad else "defect absent"))
-sys.exit(1 if bad else 0)
+sys.exit(PRESENT if bad else ABSENT)
 '''
 
 ISOLATE = '''
-if os.environ.get("REPRO_CHILD") != "1":   # MLX runs in a child: a VJP that kills it is a defect too
+# MLX runs in a child that answers 10 (absent) or 11 (present): any other end of it,
+# a signal or even exit(0) from inside MLX, means the VJP killed the process.
+if os.environ.get("REPRO_CHILD") != "1":
     rc = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "REPRO_CHILD": "1"}).returncode
-    sys.exit(rc if rc in (0, 1, 125) else 1)
+    sys.exit({10: 0, 11: 1, 125: 125}.get(rc) if rc in (10, 11, 125) else
+             print(f"VERDICT: defect present (MLX ended the process: status {rc})") or 1)
+ABSENT, PRESENT = 10, 11
 '''
 EXACT_NOTE = "; zeros exact"
 EXACT_TEST = ' and (name == "forward" or not np.any(have[w == 0] != 0))'
@@ -167,14 +171,17 @@ def _body_of(text: str) -> str:
     return "\n".join(lines)
 
 
-def render(s, *, title: str, description: str = "", exact: bool = False, isolate: bool = False) -> str:
+def render(s, *, title: str, description: str = "", exact: bool = False, isolate: bool = False,
+           expected: dict | None = None) -> str:
     """The reproducer of bound scenario `s` (a plain VJP objective). `exact`: zeros
     of the rule must be exact zeros (a finding of the exact-zero oracle); `isolate`:
-    run MLX in a child process (a finding where the process died)."""
+    run MLX in a child process (a finding where the process died); `expected`: the
+    float64 values already computed for it (else computed here)."""
     if s.objective != "vjp":
         raise NotReproducible(f"objective {s.objective!r} has no reproducer form")
     info = s.info
-    exp = expected_mod.expected(s)
+    exp = {k: np.asarray(v, dtype=np.float64) for k, v in
+           (expected if expected is not None else expected_mod.expected(s)).items()}
     y = exp["forward"]
     inputs = []
     for name, t in s.operands.items():
@@ -194,7 +201,7 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
         atol=atol, rtol=rtol, exact_note=EXACT_NOTE if exact else "", exact_test=EXACT_TEST if exact else "")
     head = HEAD.format(title=_one_line(title), description=_one_line(description or s.description),
                        imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
-                       isolate=ISOLATE if isolate else "")
+                       isolate=ISOLATE if isolate else "", plain="" if isolate else "ABSENT, PRESENT = 0, 1\n")
     return head + "\n" + call_source(info) + body
 
 

@@ -1,5 +1,5 @@
 """The command line: one module per subcommand (listed in cli/main.py), plus the
-entry points of build_and_test.py (cli/build_and_test.py) and
+entry points of build_and_test.py (cli/gate.py) and
 validate_artifacts.py (cli/validate.py, numpy only: this package's __init__
 imports nothing heavy).
 

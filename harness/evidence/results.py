@@ -9,8 +9,10 @@ from collections import Counter
 
 from ..core import checks, jsonio
 
-# /2: strict JSON, non-finite numbers as {"nonfinite": "nan" | "inf" | "-inf"} (core/jsonio.py).
-SCHEMA = "mlx-vjpcheck/results/2"
+# /3: scenarios as op-agnostic call records (scenario/3), each record names its context
+# and its checks' kinds name their oracles (judging/oracles.py). /2 and /1 are refused.
+SCHEMA = "mlx-vjpcheck/results/3"
+OLD_SCHEMAS = ("mlx-vjpcheck/results/1", "mlx-vjpcheck/results/2")
 TOLERANCE_RULE = ("exact shape; where expected is finite: observed finite and |observed - expected| "
                   "<= atol + rtol * |expected|; where expected is non-finite: observed the same "
                   "non-finite value (NaN for NaN)")
@@ -48,6 +50,9 @@ def exit_code(records: list) -> int:
 def load(path) -> dict:
     with open(path, encoding="utf-8") as fh:
         data = jsonio.loads(fh.read())
+    if isinstance(data, dict) and data.get("schema") in OLD_SCHEMAS:
+        raise ValueError(f"{path}: results schema {data['schema']!r} is not read by this release "
+                         f"(it reads {SCHEMA}); re-run it with this version")
     if data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: not an mlx-vjpcheck results file")
     return data

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..core import verdict
 from ..judging import judge, oracles
 from ..running import execute
@@ -23,6 +25,7 @@ class Outcome:
     failures: list = field(default_factory=list)
     reason: str = ""
     oracles: list = field(default_factory=list)   # the oracles that judged it (made checks)
+    expected: dict | None = None    # the float64 values it was judged against (kept when it failed)
 
     @property
     def confirmed(self) -> bool:
@@ -40,11 +43,11 @@ class Outcome:
 
 def run_case(s, device: str, fd_seed: int = 0, on_stage=None) -> Outcome:
     try:
-        rec = execute.measure(s, device, "fuzz", fd_seed, on_stage)
+        rec, exp = execute.measure(s, device, "fuzz", fd_seed, on_stage)
     except execute.Unjudgeable as e:
         return Outcome(s, "invalid", reason=str(e))
     failures = list(judge.judge(s, rec["checks"], rec["error"]).failures)
-    return Outcome(s, "fail" if failures else "pass", rec, failures)
+    return Outcome(s, "fail" if failures else "pass", rec, failures, expected=jsonable(exp))
 
 
 def crashed(s, device: str, stage: str, done: list, how: str, detail: str) -> Outcome:
@@ -58,6 +61,10 @@ def crashed(s, device: str, stage: str, done: list, how: str, detail: str) -> Ou
            "seconds": None, "status": verdict.status(done, crashed=True)}
     verdict_ = judge.judge(s, rec["checks"], rec["error"], crashed=True)
     return Outcome(s, "fail", rec, list(verdict_.failures))
+
+
+def jsonable(exp: dict) -> dict:
+    return {k: np.asarray(v).tolist() for k, v in exp.items()}
 
 
 def judged_by(record: dict | None) -> list:
@@ -76,8 +83,10 @@ def judged_by(record: dict | None) -> list:
 def to_json(o: Outcome, compact: bool = False) -> dict:
     """compact: leave out the record (a passing case's values are never written)."""
     return {"status": o.status, "record": None if compact else o.record, "failures": o.failures,
-            "reason": o.reason, "oracles": judged_by(o.record)}
+            "reason": o.reason, "oracles": judged_by(o.record),
+            "expected": None if compact else o.expected}
 
 
 def from_json(s, d: dict) -> Outcome:
-    return Outcome(s, d["status"], d["record"], d["failures"], d["reason"], d.get("oracles") or [])
+    return Outcome(s, d["status"], d["record"], d["failures"], d["reason"], d.get("oracles") or [],
+                   d.get("expected"))

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cases import expected
+from ..cases import bind, expected, reproducer
+from ..cases.files import FINDING_SCHEMA as SCHEMA
 from ..core import jsonio
 from ..core.scenario import Scenario
 from ..evidence import atomic, paths
-
-SCHEMA = "mlx-vjpcheck/fuzz-finding/2"   # /2: strict JSON (core/jsonio.py)
 
 
 def size(s) -> int:
@@ -56,6 +55,10 @@ class Finding:
     record: dict = field(repr=False)
     shard: int | None = None
     from_database: bool = False  # first seen replaying a case an earlier campaign kept
+    # The float64 values it was judged against, and the bound scenario: carried
+    # from the outcome, so nothing is rebuilt or recomputed when it is written.
+    expected: dict | None = field(default=None, repr=False)
+    bound: object = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def from_outcome(out, **kw) -> "Finding":
@@ -64,30 +67,44 @@ class Finding:
             signature=out.signature, op=out.scenario.op, gradient=p["gradient"], oracle=p["oracle"],
             kind=p["kind"], form=out.scenario.family,
             oracles=sorted({f["oracle"] for f in out.failures}), size=size(out.scenario),
-            found_at=_now(), scenario=out.scenario.to_dict(), record=out.record, **kw)
+            found_at=_now(), scenario=out.scenario.to_dict(), record=out.record,
+            expected=out.expected, bound=out.scenario, **kw)
+
+    def scenario_obj(self):
+        if self.bound is None:
+            self.bound = bind(Scenario.from_dict(self.scenario))
+        return self.bound
+
+    def expected_values(self) -> dict:
+        if self.expected is None:   # a process that died never sent its expected values
+            self.expected = {k: np.asarray(v).tolist() for k, v in expected.expected(self.scenario_obj()).items()}
+        return self.expected
 
     def entry(self) -> dict:
         """The findings.json line: everything but the bulky scenario and record."""
-        d = {k: v for k, v in asdict(self).items() if k not in ("scenario", "record")}
+        d = {k: v for k, v in asdict(self).items() if k not in ("scenario", "record", "expected", "bound")}
         d["scenario_name"] = self.scenario["name"]
         d["files"] = {"record": f"{paths.FINDINGS_DIR}/{self.signature}.json",
                       "reproducer": f"{paths.FINDINGS_DIR}/{self.signature}_repro.py"}
         return d
 
     def detail(self) -> dict:
-        s = Scenario.from_dict(self.scenario)
-        exp = {k: np.asarray(v).tolist() for k, v in expected.expected(s).items()}
         return {"schema": SCHEMA, "signature": self.signature, "oracle": self.oracle,
                 "oracles": self.oracles, "scenario": self.scenario, "record": self.record,
-                "expected": exp, "size": self.size}
+                "expected": self.expected_values(), "size": self.size}
+
+    def reproducer(self) -> str:
+        title = f"{self.op}: {self.gradient} flagged by the {self.oracle} oracle ({self.kind}), call form {self.form}"
+        return reproducer.render(self.scenario_obj(), title=title, expected=self.expected_values(),
+                                 description=f"mlx-vjpcheck fuzz finding {self.signature}.",
+                                 exact=self.oracle == "exact_zero", isolate=self.kind.startswith("crash"))
 
 
 def write_one(root, f: Finding) -> None:
     """A finding's record and reproducer, written as soon as it is found."""
-    from . import repro
     root = Path(root)
     atomic.write_json(root / paths.FINDINGS_DIR / f"{f.signature}.json", f.detail())
-    atomic.write_text(root / paths.FINDINGS_DIR / f"{f.signature}_repro.py", repro.render(f))
+    atomic.write_text(root / paths.FINDINGS_DIR / f"{f.signature}_repro.py", f.reproducer())
 
 
 def write(root, found: list, campaign: dict, env: dict) -> None:
@@ -106,7 +123,8 @@ def load(root) -> list:
     for e in jsonio.loads((root / paths.FINDINGS).read_text(encoding="utf-8")):
         detail = jsonio.loads((root / e["files"]["record"]).read_text(encoding="utf-8"))
         kw = {k: v for k, v in e.items() if k not in ("scenario_name", "files")}
-        out.append(Finding(scenario=detail["scenario"], record=detail["record"], **kw))
+        out.append(Finding(scenario=detail["scenario"], record=detail["record"],
+                           expected=detail.get("expected"), **kw))
     return out
 
 

@@ -17,8 +17,9 @@ def names() -> list:
 
 
 def strategy(op: str, dtypes) -> st.SearchStrategy:
+    """The op's cases, bound to its record as they are drawn."""
     info = ops.get(op)
-    return st.composite(lambda draw: info.strategy(draw, tuple(dtypes)))()
+    return st.composite(lambda draw: info.strategy(draw, tuple(dtypes)).bound(info))()
 
 
 def cases(targets, dtypes: dict) -> st.SearchStrategy:
@@ -38,7 +39,8 @@ def minimal_case(op: str, dtype: str):
     (deterministic). Calls without index arrays may take a plain path with wider
     dtype support, so they do not tell whether a dtype is supported."""
     info = ops.get(op)
-    indexed = lambda s: not info.index_arrays or s.lhs_indices is not None or s.rhs_indices is not None  # noqa: E731
+    optional_ints = set(info.optional_operands) & set(info.integer_operands)
+    indexed = lambda s: not optional_ints or bool(optional_ints & set(s.operands))  # noqa: E731
     return find(strategy(op, (dtype,)), indexed, random=random.Random(0),
                 settings=settings(database=None, max_examples=50, phases=(Phase.generate,),
                                   suppress_health_check=list(HealthCheck)))

@@ -20,6 +20,7 @@ def main(argv=None) -> int:
     # Ctrl-C is the parent's to handle: it closes this worker when it has kept its findings.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     channel.open_protocol()
+    from ..cases import bind
     from ..core import scenario
     from ..running import devices
     from . import engine
@@ -27,7 +28,7 @@ def main(argv=None) -> int:
     channel.emit({"ready": True})
     for line in sys.stdin:
         msg = json.loads(line)
-        s = scenario.Scenario.from_dict(msg["scenario"])
+        s = bind(scenario.Scenario.from_dict(msg["scenario"]))
         try:
             out = engine.run_case(s, device, msg.get("fd_seed", 0),
                                   on_stage=lambda name, done: channel.emit({"stage": name, "checks": done}))

@@ -6,7 +6,7 @@ flags of compile_commands.json (in parallel), link the suite's objects (cached)
 and the units ahead of the static archive twice, run both binaries, and write
 every command with its exit code, time and logs, both results files and a
 side-by-side table into one run directory. build_and_test.py drives it
-(harness/cli/build_and_test.py).
+(harness/cli/gate.py).
 
 Every input is checked by `prepare` before anything is written.
 """

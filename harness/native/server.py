@@ -6,7 +6,7 @@ preceded by {"stage": name, "checks": [...]} lines. A binary that dies while
 serving a case becomes one {"crashed": {...}} result naming the stage it died
 in, and the next case starts a fresh process (`running/child.py`, shared
 with the fuzz worker). The fuzzer's glue turns these results into outcomes
-(harness/cli/native_fuzz.py); nothing here knows the fuzzer.
+(harness/native/fuzz.py); nothing here knows the fuzzer.
 """
 from __future__ import annotations
 

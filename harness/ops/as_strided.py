@@ -18,6 +18,7 @@ broadcasts) makes the forward raise "AsStrided must be used with row contiguous
 arrays only". The fuzzer's layouts draw such views; the engine counts those cases
 as rejected by the forward, not as findings. The catalog's layouts are copied by
 the flatten (transposed) or row-contiguous (a window of whole rows).
+The MLX call is ops/repro/as_strided.py.
 """
 from __future__ import annotations
 
@@ -50,24 +51,17 @@ def addresses(size, params) -> np.ndarray:
     return out
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a = np.asarray(inp["a"], dtype=np.float64)
     return a.ravel()[addresses(a.size, params)]
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     a, g = np.asarray(inp["a"], dtype=np.float64), np.asarray(g, dtype=np.float64)
     da = np.zeros(a.size)
     for k, x in zip(addresses(a.size, params).ravel().tolist(), g.ravel().tolist()):
         da[k] += x
     return {"a": da.reshape(a.shape)}
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    strides = params.get("strides")
-    return mx.as_strided(ops["a"], list(params["shape"]), None if strides is None else list(strides),
-                         int(params.get("offset", 0)))
 
 
 # --- catalog ---------------------------------------------------------------------------------------
@@ -137,42 +131,10 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"offset {offset}, cotangent {cmode}"))
 
 
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def reads(params, size):
-    """For each output position (row-major), the flat element of a it reads."""
-    shape = params["shape"]
-    strides = params["strides"]
-    if strides is None:
-        strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
-    out = []
-    for pos in np.ndindex(*shape):
-        k = params["offset"] + sum(p * s for p, s in zip(pos, strides))
-        assert 0 <= k < size
-        out.append(k)
-    return out
-
-
-def ref_forward(inp, lhs, rhs, params):
-    flat = inp["a"].ravel()
-    return np.array([flat[k] for k in reads(params, flat.size)]).reshape(params["shape"])
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    da = np.zeros(inp["a"].size)
-    for k, x in zip(reads(params, da.size), g.ravel()):
-        da[k] = da[k] + x
-    return {"a": da.reshape(inp["a"].shape)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.as_strided(ops["a"], params["shape"], params["strides"], params["offset"])
-'''
-
-
 OPS = (OpInfo(
     name="as_strided", summary="mx.as_strided: overlapping windows, stride 0, negative strides, gaps",
-    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
-    mlx_call=".ops.as_strided:mlx_call", scenarios=scenarios, strategy=fuzz_case, repro_source=REPRO),)
+    operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True,
+    multilinear=True,
+    rule="out[p] = a.ravel()[offset + sum of p_i strides_i]; d a[k] = sum of g over every output position "
+         "that reads element k, exactly 0 where none does",
+    mlx_call=".ops.repro.as_strided:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

@@ -1,12 +1,15 @@
-"""at_max: `a.at[key].maximum(v)`, MLX's Scatter (reduce Max) for index-array keys
-and SliceUpdate (reduce Max) for int/slice keys. Builders shared with at_min.
+"""at_max and at_min: `a.at[key].maximum(v)` / `.minimum(v)`, MLX's Scatter (reduce
+Max / Min) for index-array keys and SliceUpdate (reduce Max / Min) for int/slice
+keys. One module, two records (at_min after at_max); the MLX calls are
+ops/repro/at_max.py, the scatter machinery _support/scatter.py.
 
 Forms, update modes and `negative` as in at_set: rows, cols, points (Scatter) and
 slice (SliceUpdate: ints and [start, stop, step] with steps of either sign);
 per-occurrence, shared (one value per distinct target, via mx.take) and broadcast
 updates.
 
-What is claimed: out[t] = max(a[t], every v written to t) is differentiable where
+What is claimed (at_min: the same with the minimum, the unique smallest input
+winning): out[t] = max(a[t], every v written to t) is differentiable where
 the maximum over the DISTINCT inputs competing for t is unique; the cotangent then
 goes to the winner (a[t], or the one element of v that won, once however many
 writes carried it). At a tie between distinct inputs there is no derivative: the
@@ -29,12 +32,15 @@ JVP oracle is silent.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..core import draw as D
 from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from . import at_set as S
+from ._support import scatter as S
 
 
 def distinct_values(n: int, seed: int) -> np.ndarray:
@@ -42,15 +48,16 @@ def distinct_values(n: int, seed: int) -> np.ndarray:
     return 4.0 * (np.random.RandomState(seed).permutation(n) - n // 2)
 
 
-def _extremal_case(op, name, form, mode, lhs=None, rhs=None, slices=None, tags=(), desc="",
+# --- catalog scenarios, one list per op --------------------------------------------------------
+
+def _extremal_case(op, name, form, mode, row_idx=None, col_idx=None, slices=None, tags=(), desc="",
                    seed=0, **extra):
     a_shape = (4, 5)
     params = dict({"form": form, "updates": mode}, **extra)
     if slices is not None:
         params["slices"] = slices
-    lhs_ = None if lhs is None else S._ids(lhs)
-    rhs_ = None if rhs is None else S._ids(rhs)
-    v_shape = S.v_shape_of(form, mode, a_shape, lhs_, rhs_, params)
+    ids = [None if x is None else S._ids(x) for x in (row_idx, col_idx)]
+    v_shape = S.v_shape_of(form, mode, a_shape, *ids, params)
     n_v = int(np.prod(v_shape, dtype=np.int64))
     vals = distinct_values(20 + n_v, 80 + seed)
     cot = np.random.RandomState(90 + seed).randint(-4, 5, size=a_shape)
@@ -59,7 +66,7 @@ def _extremal_case(op, name, form, mode, lhs=None, rhs=None, slices=None, tags=(
         vals = np.concatenate([order[:20], np.random.RandomState(seed).permutation(order[20:])])
         cot = np.abs(cot) + 1
     return S.case(op, name, tensor(vals[:20].reshape(a_shape)), tensor(vals[20:].reshape(v_shape)),
-                  lhs, rhs, ("a", "v"), tensor(cot), params, tags=tags, desc=desc)
+                  row_idx, col_idx, ("a", "v"), tensor(cot), params, tags=tags, desc=desc)
 
 
 def extremal_scenarios(op) -> list:
@@ -69,7 +76,7 @@ def extremal_scenarios(op) -> list:
         c("rows/unique", "rows", "per", [3, 0, 1], desc="control: distinct rows"),
         c("rows/repeat", "rows", "per", rep, seed=1,
           desc="row 2 written three times with distinct values: one winner per element"),
-        c("cols/repeat", "cols", "per", [1, 3, 1], seed=2),
+        c("cols/repeat", "cols", "per", col_idx=[1, 3, 1], seed=2),
         c("points/rank2_repeat", "points", "per", [[0, 2], [0, 2]], [[1, 4], [1, 4]], seed=3),
         c("rows/negative", "rows", "per", [3, 1, 3], negative=True, seed=4),
         c("rows/shared/unique", "rows", "shared", [1, 3], seed=5),
@@ -99,76 +106,36 @@ def extremal_scenarios(op) -> list:
     ]
 
 
-def extremal_fuzz(op, draw, dtypes) -> object:
+# --- fuzz strategy -------------------------------------------------------------------------------
+
+def extremal_fuzz(op, draw, dtypes=("float32",)) -> Scenario:
     dtype = draw(D.choice(dtypes))
     a_shape = (draw(D.irange(1, 5)), draw(D.irange(1, 5)))
     form = draw(D.choice(S.FORMS))
     mode = draw(D.choice(("per", "broadcast") if form == "slice" else S.MODES))
     params = {"form": form, "updates": mode}
-    lhs, rhs = S.draw_form(draw, form, a_shape, params)
-    v_shape = S.v_shape_of(form, mode, a_shape, lhs, rhs, params)
+    ids = S.draw_form(draw, form, a_shape, params)
+    v_shape = S.v_shape_of(form, mode, a_shape, *ids, params)
     n_a, n_v = a_shape[0] * a_shape[1], int(np.prod(v_shape, dtype=np.int64))
     vals = distinct_values(n_a + n_v, draw(D.irange(0, 2**16)))
     wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "v")))))
     a = S.viewed(draw, vals[:n_a].reshape(a_shape), dtype)
     v = S.viewed(draw, vals[n_a:].reshape(v_shape), dtype)
     cot, cmode = D.cotangent(draw, a_shape, dtype)
-    return S.finish(op, a, v, lhs, rhs, wrt, cot, params,
-                    f"{form} {mode} a{a_shape} v{v_shape}, cotangent {cmode}")
+    return S.finish(op, a, v, *ids, wrt, cot, params, f"{form} {mode} a{a_shape} v{v_shape}, cotangent {cmode}")
 
 
-def extremal_repro(method: str, pick: str) -> str:
-    """Snippet for a.at[key].<method>(v); `pick` is max or min."""
-    return S.REPRO_COMMON + f'''
-
-PICK = {pick}
-
-
-def ref_forward(inp, lhs, rhs, params):
-    out, vf = inp["a"].copy(), inp["v"].ravel()
-    for t, srcs in by_target(inp, lhs, rhs, params).items():
-        out[t] = PICK([out[t]] + [vf[s] for s in srcs])
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """The one winning input at each position takes its cotangent (distinct inputs, no ties)."""
-    a, vf = inp["a"], inp["v"].ravel()
-    da, dv = g.copy(), np.zeros(vf.size)
-    for t, srcs in by_target(inp, lhs, rhs, params).items():
-        cands = [("a", a[t])] + [(s, vf[s]) for s in sorted(set(srcs))]
-        best = PICK(x for _, x in cands)
-        won = [k for k, x in cands if x == best]
-        if len(won) != 1:
-            da[t] = np.nan
-            continue
-        if won[0] != "a":
-            da[t] = 0.0
-            dv[won[0]] += g[t]
-    return {{"a": da, "v": dv.reshape(inp["v"].shape)}}
+def _record(op, pick, method):
+    """One record: `pick` names the reduction ("max" or "min"), `method` the .at[] call."""
+    return OpInfo(
+        name=op, summary=f"a.at[idx].{method}(v) (Scatter / SliceUpdate {pick.title()}): repeats, slices, no ties",
+        operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
+        optional_operands=S.INDEX_OPERANDS, reference=S.reference_of(pick),
+        reference_vjp=S.reference_vjp_of(pick), exact=True,
+        rule=f"out[t] = {pick}(a[t], every v written to t); g[t] goes to the unique winner among the distinct "
+             "inputs (a[t], or the winning element of v, once however many writes carried it)",
+        mlx_call=f".ops.repro.at_max:{op}", scenarios=partial(extremal_scenarios, op),
+        strategy=partial(extremal_fuzz, op))
 
 
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    key, v = mlx_target(mx, ops, lhs, rhs, params)
-    return ops["a"].at[key].{method}(v)
-'''
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    return S.mlx_scatter("max", ops, lhs, rhs, params)
-
-
-def scenarios() -> list:
-    return extremal_scenarios("at_max")
-
-
-def fuzz_case(draw, dtypes=("float32",)):
-    return extremal_fuzz("at_max", draw, dtypes)
-
-
-OPS = (OpInfo(
-    name="at_max", summary="a.at[idx].maximum(v) (Scatter / SliceUpdate Max): repeats, slices, no ties",
-    operands=("a", "v"), differentiable=("a", "v"), index_arrays=("lhs", "rhs"),
-    reference=S.reference_of("max"), reference_vjp=S.reference_vjp_of("max"), exact=True,
-    mlx_call=".ops.at_max:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=extremal_repro("maximum", "max")),)
+OPS = (_record("at_max", "max", "maximum"), _record("at_min", "min", "minimum"))

@@ -15,7 +15,7 @@ What is claimed: out[t] = a[t] * prod(v written to t) (divide: * prod(1 / v)), a
 polynomial (rational for divide) in the inputs, so d a[t] = g[t] * prod(...) and
 d v[s] = sum over the writes of g[t] * a[t] * (the other factors) * d f(v[s]),
 everywhere, zeros included. Values are small integers (divide: +-1/2, +-1, +-2,
-+-4), so float32 is exact.
++-4), so float32 is exact. The MLX call (both records) is ops/repro/at_multiply.py.
 """
 from __future__ import annotations
 
@@ -24,23 +24,19 @@ import numpy as np
 from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.tensors import hashed_ints, tensor
-from . import at_set as S
+from ._support import scatter as S
 
 
 def _reduce(params) -> str:
     return "div" if params.get("divide") else "prod"
 
 
-def reference(inp, lhs, rhs, params):
-    return S.reference_of(_reduce(params))(inp, lhs, rhs, params)
+def reference(inp, params):
+    return S.scatter_forward(_reduce(params), inp, params)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
-    return S.reference_vjp_of(_reduce(params))(inp, g, lhs, rhs, params)
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    return S.mlx_scatter(_reduce(params), ops, lhs, rhs, params)
+def reference_vjp(inp, g, params):
+    return S.scatter_vjp(_reduce(params), inp, g, params)
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -96,61 +92,25 @@ def fuzz_case(draw, dtypes=("float32",)):
                     f"slice {params['slices']} {mode}, cotangent {cmode}")
 
 
-REPRO = S.REPRO_COMMON + r'''
-
-def factor(x, params):
-    return 1.0 / x if params.get("divide") else x
-
-
-def dfactor(x, params):
-    return -1.0 / (x * x) if params.get("divide") else 1.0
-
-
-def ref_forward(inp, lhs, rhs, params):
-    out, vf = inp["a"].copy(), inp["v"].ravel()
-    for t, srcs in by_target(inp, lhs, rhs, params).items():
-        for s in srcs:
-            out[t] = out[t] * factor(vf[s], params)
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """Product rule: one term per write."""
-    a, vf = inp["a"], inp["v"].ravel()
-    da, dv = g.copy(), np.zeros(vf.size)
-    for t, srcs in by_target(inp, lhs, rhs, params).items():
-        fs = [factor(vf[s], params) for s in srcs]
-        da[t] = g[t] * np.prod(fs)
-        for k, s in enumerate(srcs):
-            dv[s] += g[t] * a[t] * np.prod(fs[:k] + fs[k + 1:]) * dfactor(vf[s], params)
-    return {"a": da, "v": dv.reshape(inp["v"].shape)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    key, v = mlx_target(mx, ops, lhs, rhs, params)
-    at = ops["a"].at[key]
-    return at.divide(v) if params.get("divide") else at.multiply(v)
-'''
-
-
 # --- index-array keys: Scatter Prod, which has no VJP in MLX --------------------------------
 
-def _indexed(name, form, lhs, rhs=None, divide=False, seed=0, desc="", **extra):
+def _indexed(name, form, row_idx=None, col_idx=None, divide=False, seed=0, desc="", **extra):
     a_shape = (4, 5)
     params = dict({"form": form, "updates": "per"}, **extra)
     if divide:
         params["divide"] = True
-    v_shape = S.v_shape_of(form, "per", a_shape, S._ids(lhs), None if rhs is None else S._ids(rhs), params)
+    ids = [None if x is None else S._ids(x) for x in (row_idx, col_idx)]
+    v_shape = S.v_shape_of(form, "per", a_shape, *ids, params)
     rng = np.random.RandomState(110 + seed)
     v = rng.choice([-2, -1, -0.5, 0.5, 1, 2], size=v_shape) if divide else rng.randint(-3, 4, size=v_shape)
-    return S.case("at_multiply_indexed", name, tensor(rng.randint(-3, 4, size=a_shape)), tensor(v), lhs, rhs,
-                  ("a", "v"), None, params, desc=desc)
+    return S.case("at_multiply_indexed", name, tensor(rng.randint(-3, 4, size=a_shape)), tensor(v), row_idx,
+                  col_idx, ("a", "v"), None, params, desc=desc)
 
 
 def indexed_scenarios() -> list:
     return [
         _indexed("rows/repeat", "rows", [2, 0, 2, 2], desc="row 2 multiplied three times"),
-        _indexed("cols/repeat", "cols", [1, 3, 1], seed=1),
+        _indexed("cols/repeat", "cols", col_idx=[1, 3, 1], seed=1),
         _indexed("points/repeat", "points", [0, 3, 0], [2, 2, 2], seed=2),
         _indexed("rows/negative", "rows", [3, 1], seed=3, negative=True),
         _indexed("rows/divide_repeat", "rows", [1, 1, 0], divide=True, seed=4,
@@ -161,10 +121,12 @@ def indexed_scenarios() -> list:
 OPS = (
     OpInfo(name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
            operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
-           exact=True, mlx_call=".ops.at_multiply:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-           repro_source=REPRO),
+           exact=True, mlx_call=".ops.repro.at_multiply:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+           rule="out[t] = a[t] * prod of f(v) over the writes to t (f(x) = x, or 1/x for divide); "
+                "d a[t] = g[t] * that product; d v[s] = sum over its writes of g[t] a[t] (the other factors) f'(v[s])"),
     OpInfo(name="at_multiply_indexed",
            summary="a.at[idx].multiply / divide with index arrays (Scatter Prod): no VJP in MLX; forward checked",
-           operands=("a", "v"), differentiable=("a", "v"), index_arrays=("lhs", "rhs"), reference=reference,
-           exact=True, mlx_call=".ops.at_multiply:mlx_call", scenarios=indexed_scenarios, has_vjp=False),
+           operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
+           optional_operands=S.INDEX_OPERANDS, reference=reference, exact=True,
+           mlx_call=".ops.repro.at_multiply:mlx_call", scenarios=indexed_scenarios, has_vjp=False),
 )

@@ -13,6 +13,7 @@ where it can go wrong.
 
 The masks are integer operands (held fixed, converted to bool for MLX);
 params["masks"] names the ones passed, the others are absent (all ones).
+The MLX call is ops/repro/block_masked_mm.py.
 """
 from __future__ import annotations
 
@@ -71,13 +72,13 @@ def _squeeze(y, a, b):
     return y
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a, b, a2, b2, E = _setup(inp, params)
     y = np.matmul(a2 * E["lhs"], b2 * E["rhs"]) * E["out"]
     return _squeeze(y, a, b)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     a, b, a2, b2, E = _setup(inp, params)
     g = np.asarray(g, dtype=np.float64)
     g = g[..., None] if b.ndim == 1 else g
@@ -86,15 +87,6 @@ def reference_vjp(inp, g, lhs, rhs, params):
     da = np.matmul(dc, np.swapaxes(b2 * E["rhs"], -1, -2)) * E["lhs"]
     db = np.matmul(np.swapaxes(a2 * E["lhs"], -1, -2), dc) * E["rhs"]
     return {"a": unbroadcast(da, a2.shape).reshape(a.shape), "b": unbroadcast(db, b2.shape).reshape(b.shape)}
-
-
-# --- the MLX call ------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    masks = {name: (mx.array(np.asarray(ops[name]) != 0) if name in params["masks"] else None)
-             for name in MASKS}
-    return mx.block_masked_mm(ops["a"], ops["b"], block_size=params["block_size"], **masks)
 
 
 # --- catalog -------------------------------------------------------------------------------
@@ -235,82 +227,11 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         description=f"generated: M K N {M} {K} {N}, block {bs}, masks {'/'.join(kinds)}, cotangent {mode}"))
 
 
-# --- reproducer snippet ------------------------------------------------------------------
-
-REPRO = r"""
-INTEGER_OPERANDS = ("mask_out", "mask_lhs", "mask_rhs")
-
-
-def tile_mask(inp, params, name, rows, cols, new_axes):
-    # Element mask of `name` (ones when absent): each tile entry repeated bs x bs times.
-    if name not in params["masks"]:
-        return np.ones((rows, cols))
-    m = inp[name].astype(np.float64)
-    for ax in new_axes:
-        m = np.expand_dims(m, ax)
-    bs = params["block_size"]
-    return np.repeat(np.repeat(m, bs, axis=-2), bs, axis=-1)[..., :rows, :cols]
-
-
-def matrices(inp, params):
-    # a as (..., M, K) and b as (..., K, N) (a vector a is one row, a vector b one column),
-    # and the three element masks.
-    a, b = inp["a"], inp["b"]
-    A = a.reshape(1, -1) if a.ndim == 1 else a
-    B = b.reshape(-1, 1) if b.ndim == 1 else b
-    M, K, N = A.shape[-2], A.shape[-1], B.shape[-1]
-    out_axes = ([-2] if a.ndim == 1 else []) + ([-1] if b.ndim == 1 else [])
-    lo = tile_mask(inp, params, "mask_out", M, N, out_axes)
-    ll = tile_mask(inp, params, "mask_lhs", M, K, [-2] if a.ndim == 1 else [])
-    lr = tile_mask(inp, params, "mask_rhs", K, N, [-1] if b.ndim == 1 else [])
-    return A, B, lo, ll, lr
-
-
-def drop_vector_axes(y, inp):
-    if inp["b"].ndim == 1:
-        y = y[..., 0]
-    if inp["a"].ndim == 1:
-        y = y[..., 0, :] if inp["b"].ndim > 1 else y[..., 0]
-    return y
-
-
-def ref_forward(inp, lhs, rhs, params):
-    A, B, lo, ll, lr = matrices(inp, params)
-    return drop_vector_axes(np.einsum("...mk,...kn->...mn", A * ll, B * lr) * lo, inp)
-
-
-def summed_to(d, shape):
-    # Undo broadcasting: sum leading extra axes, then axes stretched from 1.
-    while d.ndim > len(shape):
-        d = d.sum(axis=0)
-    for ax, n in enumerate(shape):
-        if n == 1 and d.shape[ax] != 1:
-            d = d.sum(axis=ax, keepdims=True)
-    return d
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    A, B, lo, ll, lr = matrices(inp, params)
-    G = g[..., None] if inp["b"].ndim == 1 else g
-    G = G[..., None, :] if inp["a"].ndim == 1 else G
-    dC = G * lo
-    dA = np.einsum("...mn,...kn->...mk", dC, B * lr) * ll
-    dB = np.einsum("...mk,...mn->...kn", A * ll, dC) * lr
-    return {"a": summed_to(dA, A.shape).reshape(inp["a"].shape),
-            "b": summed_to(dB, B.shape).reshape(inp["b"].shape)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    masks = {n: (mx.array(ops[n] != 0) if n in params["masks"] else None)
-             for n in ("mask_out", "mask_lhs", "mask_rhs")}
-    return mx.block_masked_mm(ops["a"], ops["b"], block_size=params["block_size"], **masks)
-"""
-
-
 OPS = (OpInfo(
     name="block_masked_mm",
     summary="mx.block_masked_mm (BlockMaskedMM): out and operand tile masks, block 32 / 64",
     operands=("a", "b") + MASKS, differentiable=("a", "b"), integer_operands=MASKS,
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
-    mlx_call=".ops.block_masked_mm:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    rule="E(m): tile mask m at element level; y = ((a E_lhs) @ (b E_rhs)) E_out; dC = g E_out; "
+         "da = (dC (b E_rhs)^T) E_lhs, db = ((a E_lhs)^T dC) E_rhs, summed over broadcast batch axes",
+    mlx_call=".ops.repro.block_masked_mm:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

@@ -11,6 +11,8 @@ channels. The reverse rule is the same enumeration read backwards:
 dx[q] += g[o] w[k], dw[k] += g[o] x[q]. Convolution::vjp instead builds two
 further convolutions with swapped strides and dilations, recomputed padding,
 a group transpose and a flip: each of those is a place where it can go wrong.
+
+The MLX call is ops/repro/conv_general.py.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
-from ..core.tensors import hashed_ints, seeded_ints, tensor
+from ..core.tensors import seeded_ints, tensor
 
 # --- float64 reference ---------------------------------------------------------------------
 
@@ -74,7 +76,7 @@ def _grouped(w, G):
     return w.reshape((G, w.shape[0] // G) + w.shape[1:])
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     x, w = np.asarray(inp["x"], dtype=np.float64), np.asarray(inp["w"], dtype=np.float64)
     geo = geometry(params, x.ndim - 2)
     G, N = geo["groups"], x.shape[0]
@@ -86,7 +88,7 @@ def reference(inp, lhs, rhs, params):
     return y
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     x, w = np.asarray(inp["x"], dtype=np.float64), np.asarray(inp["w"], dtype=np.float64)
     g = np.asarray(g, dtype=np.float64)
     geo = geometry(params, x.ndim - 2)
@@ -100,16 +102,6 @@ def reference_vjp(inp, g, lhs, rhs, params):
         xs = x[(slice(None),) + q].reshape(N, G, -1)
         dwg[(slice(None), slice(None)) + k] += np.einsum("ngo,ngc->goc", go, xs)
     return {"x": dx, "w": dw}
-
-
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    geo = geometry(params, ops["x"].ndim - 2)
-    return mx.conv_general(ops["x"], ops["w"], stride=geo["stride"], padding=(geo["pad_lo"], geo["pad_hi"]),
-                           kernel_dilation=geo["kernel_dilation"], input_dilation=geo["input_dilation"],
-                           groups=geo["groups"], flip=geo["flip"])
 
 
 # --- catalog -----------------------------------------------------------------------------------
@@ -243,94 +235,11 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: x {xs}, w {ws}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def per_axis(params, key, dims, default):
-    v = params.get(key, default)
-    return [v] * dims if isinstance(v, int) else list(v)
-
-
-def layout(params, x, w):
-    """The input dilated (holes of input_dilation - 1 zeros) and padded, and the kernel
-    dilated and, for flip, reversed along every spatial axis."""
-    dims = x.ndim - 2
-    s, lo, hi, kd, idl = (per_axis(params, k, dims, d) for k, d in
-                          (("stride", 1), ("pad_lo", 0), ("pad_hi", 0), ("kernel_dilation", 1),
-                           ("input_dilation", 1)))
-    xd = np.zeros((x.shape[0],) + tuple((n - 1) * i + 1 + a + b for n, i, a, b in
-                                          zip(x.shape[1:-1], idl, lo, hi)) + (x.shape[-1],))
-    xd[(slice(None),) + tuple(slice(a, a + (n - 1) * i + 1, i) for n, i, a in zip(x.shape[1:-1], idl, lo))] = x
-    wd = np.zeros((w.shape[0],) + tuple((k - 1) * d + 1 for k, d in zip(w.shape[1:-1], kd)) + (w.shape[-1],))
-    wd[(slice(None),) + tuple(slice(None, None, d) for d in kd)] = w
-    if params.get("flip", False):
-        wd = wd[(slice(None),) + (slice(None, None, -1),) * dims]
-    return xd, wd, s, lo, idl, kd
-
-
-def windows(xd, wd, s):
-    spans = wd.shape[1:-1]
-    outs = [(a - b) // st + 1 for a, b, st in zip(xd.shape[1:-1], spans, s)]
-    return spans, outs
-
-
-def each_window(x, w, params):
-    """(output index, window slice of the dilated padded input, group channel slices)."""
-    G = params.get("groups", 1)
-    xd, wd, s, _, _, _ = layout(params, x, w)
-    spans, outs = windows(xd, wd, s)
-    cin, cout = x.shape[-1] // G, w.shape[0] // G
-    for o in np.ndindex(*outs):
-        win = (slice(None),) + tuple(slice(i * st, i * st + sp) for i, st, sp in zip(o, s, spans))
-        for g in range(G):
-            yield o, win, slice(g * cin, (g + 1) * cin), slice(g * cout, (g + 1) * cout)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    x, w = inp["x"], inp["w"]
-    xd, wd, s, _, _, _ = layout(params, x, w)
-    _, outs = windows(xd, wd, s)
-    y = np.zeros((x.shape[0],) + tuple(outs) + (w.shape[0],))
-    for o, win, ci, co in each_window(x, w, params):
-        patch = xd[win][..., ci]
-        y[(slice(None),) + o + (co,)] = np.tensordot(patch, wd[co], axes=(list(range(1, patch.ndim)),
-                                                                          list(range(1, patch.ndim))))
-    return y
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """The adjoint on the dilated, padded grid, then the holes and padding dropped."""
-    x, w = inp["x"], inp["w"]
-    xd, wd, s, lo, idl, kd = layout(params, x, w)
-    dxd, dwd = np.zeros(xd.shape), np.zeros(wd.shape)
-    for o, win, ci, co in each_window(x, w, params):
-        go = g[(slice(None),) + o + (co,)]                       # (N, C_out / G)
-        dxd[win + (ci,)] += np.tensordot(go, wd[co], axes=([1], [0]))
-        dwd[co] += np.tensordot(go, xd[win][..., ci], axes=([0], [0]))
-    dims = x.ndim - 2
-    dx = dxd[(slice(None),) + tuple(slice(a, a + (n - 1) * i + 1, i)
-                                    for n, i, a in zip(x.shape[1:-1], idl, lo))]
-    if params.get("flip", False):
-        dwd = dwd[(slice(None),) + (slice(None, None, -1),) * dims]
-    return {"x": dx, "w": dwd[(slice(None),) + tuple(slice(None, None, d) for d in kd)]}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    dims = ops["x"].ndim - 2
-    return mx.conv_general(ops["x"], ops["w"], stride=per_axis(params, "stride", dims, 1),
-                           padding=(per_axis(params, "pad_lo", dims, 0), per_axis(params, "pad_hi", dims, 0)),
-                           kernel_dilation=per_axis(params, "kernel_dilation", dims, 1),
-                           input_dilation=per_axis(params, "input_dilation", dims, 1),
-                           groups=params.get("groups", 1), flip=params.get("flip", False))
-'''
-
-
 OPS = (OpInfo(
     name="conv_general",
     summary="mx.conv_general (Convolution): strides, dilations, groups, flip, asymmetric padding, 1-D/2-D",
     operands=("x", "w"), differentiable=("x", "w"), reference=reference, reference_vjp=reference_vjp,
-    exact=True, multilinear=True, mlx_call=".ops.conv_general:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, multilinear=True,
+    rule="for every output o, kernel tap k and the input element q they meet (stride, padding, both "
+         "dilations, flip, the output channel's group): dx[q] += g[o] w[k], dw[k] += g[o] x[q]",
+    mlx_call=".ops.repro.conv_general:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

@@ -1,5 +1,7 @@
-"""cummax: mx.cummax(a, axis, reverse=..., inclusive=...), MLX's Scan primitive
-(cummin.py reuses everything here with the minimum).
+"""cummax and cummin: mx.cummax / mx.cummin(a, axis, reverse=..., inclusive=...),
+MLX's Scan primitive. Both records are declared here: cummin is the mirror
+image, the same reference with the minimum and the same catalog with every
+value negated, so the running minimum moves where the running maximum did.
 
 Output i along the axis is the largest input j in S(i) (j <= i inclusive,
 j < i exclusive, mirrored when reversed). Where the values in S(i) are
@@ -20,7 +22,8 @@ reorders them).
 Exclusive scans put the identity (-inf for max, +inf for min) at the first
 position in scan order. The `trim` parameter drops that position (an
 ordinary slice of MLX's output) so the forward is finite; the untrimmed
-exclusive scenarios are kept apart in `nonfinite_scenarios()`.
+exclusive scenarios are kept apart in `nonfinite_scenarios()`. The MLX calls
+are ops/repro/cummax.py (one function per op).
 """
 from __future__ import annotations
 
@@ -31,8 +34,8 @@ from ..core.numeric import ReferenceUndecided
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from .cumprod import from_lanes, lanes_to_input, scan_flags, to_lanes
-from .cumsum import summed
+from ._support.lanes import (SCAN_FLAGS, distinct_values, flag_name, from_lanes, lanes_to_input,
+                             scan_flags, shape_and_axis, summed, to_lanes, with_layout)
 
 # --- float64 reference (kind "max" or "min") ------------------------------------------------
 
@@ -63,7 +66,7 @@ def owner(lane, positions, kind):
 
 
 def reference_of(kind):
-    def reference(inp, lhs, rhs, params):
+    def reference(inp, params):
         axis, rev, inc = scan_flags(params)
         x = to_lanes(inp["a"], axis)
         n = x.shape[-1]
@@ -77,7 +80,7 @@ def reference_of(kind):
 
 
 def reference_vjp_of(kind):
-    def reference_vjp(inp, g, lhs, rhs, params):
+    def reference_vjp(inp, g, params):
         """dx[owner(i)] += g[i] for every returned output i with a nonempty S(i)."""
         axis, rev, inc = scan_flags(params)
         x = to_lanes(inp["a"], axis)
@@ -93,37 +96,12 @@ def reference_vjp_of(kind):
     return reference_vjp
 
 
-# --- the MLX call ----------------------------------------------------------------------------
-
-def call(mx, fn, a, params):
-    """fn(a, ...) with the scan flags, then the identity position dropped when trimmed."""
-    axis, rev, inc = scan_flags(params)
-    y = fn(a, axis=axis, reverse=rev, inclusive=inc)
-    if not _trimmed(params):
-        return y
-    ax = 0 if axis is None else axis % y.ndim
-    n = y.shape[ax]
-    index = [slice(None)] * y.ndim
-    index[ax] = slice(0, n - 1) if rev else slice(1, n)
-    return y[tuple(index)]
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return call(mx, mx.cummax, ops["a"], params)
-
-
 # --- catalog (values for max; cummin negates them) ------------------------------------------
 
-FLAGS = [(rev, inc) for rev in (False, True) for inc in (True, False)]
 LANE = [1, 5, 2, 7, 3, -4]            # the running max moves forwards, the reverse one too
 COT = [2, -1, 3, 1, -3, 4]
 MATRIX = [[1, 5, 2, 7, 3], [9, 7, 5, 3, 1], [-2, 0, 4, 6, 8], [3, -1, 6, 2, 5]]
 MATRIX_COT = [[1, 2, -1, 3, 2], [-2, 1, 4, 1, -1], [3, -3, 1, 2, 1], [1, 4, -2, -1, 3]]
-
-
-def flag_name(rev, inc):
-    return f"{'reverse' if rev else 'forward'}/{'inclusive' if inc else 'exclusive'}"
 
 
 def scan_params(axis, rev, inc, trim):
@@ -155,10 +133,10 @@ def finite_scenarios(kind) -> list:
     case = case_maker(kind)
     m, mc = np.array(MATRIX, dtype=np.float64), np.array(MATRIX_COT, dtype=np.float64)
     out = [case(f"lane/{flag_name(rev, inc)}", LANE, scan_params(0, rev, inc, True), cot=COT)
-           for rev, inc in FLAGS]
+           for rev, inc in SCAN_FLAGS]
     out += [case(f"matrix/axis{axis}/{flag_name(rev, inc)}", m if axis == 1 else m.T,
                  scan_params(axis, rev, inc, True), cot=mc if axis == 1 else mc.T)
-            for axis in (1, 0) for rev, inc in FLAGS]
+            for axis in (1, 0) for rev, inc in SCAN_FLAGS]
     strided = np.full((3, 10), 50.0)
     strided[:, ::2] = np.array(MATRIX)[:3]
     out += [
@@ -199,48 +177,6 @@ def scenarios_of(kind):
 
 # --- fuzz strategy -------------------------------------------------------------------------
 
-SPACING = 4.0
-
-
-def distinct_values(shape, seed, axis) -> np.ndarray:
-    """Along every lane a permutation of 0..L-1 times 4, centred (seed 0: ascending).
-    Lanes are at most 5 long (16 for axis None), so every value and every value
-    +- 1.5 is exact even in bfloat16."""
-    lanes = to_lanes(np.zeros(shape), axis)
-    L = lanes.shape[-1]
-    rng = np.random.RandomState(seed) if seed else None
-    for lane in np.ndindex(lanes.shape[:-1]):
-        order = np.arange(L) if rng is None else rng.permutation(L)
-        lanes[lane] = SPACING * (order - L // 2)
-    return lanes.reshape(shape) if axis is None else from_lanes(lanes, axis)
-
-
-def with_layout(draw, values, dtype):
-    """`values` as an operand stored contiguously, transposed, or as every other
-    element of a wider buffer (shrinks towards contiguous)."""
-    kind = draw(D.choice(("contiguous", "transpose", "stride")))
-    v = np.asarray(values, dtype=np.float64)
-    if kind == "transpose" and v.ndim >= 2:
-        axes = list(range(v.ndim - 2)) + [v.ndim - 1, v.ndim - 2]
-        return D.tensor(np.transpose(v, axes), dtype=dtype, views=[{"op": "transpose", "axes": axes}])
-    if kind == "stride":
-        store = np.full(v.shape[:-1] + (2 * v.shape[-1],), D.BACKING_BASE)
-        store[..., ::2] = v
-        spec = [[0, d] for d in v.shape[:-1]] + [[0, 2 * v.shape[-1], 2]]
-        return D.tensor(store, dtype=dtype, views=[{"op": "slice", "index": spec}])
-    return D.tensor(v, dtype=dtype)
-
-
-def shape_and_axis(draw, axis_options):
-    """Rank 1..3 with sides 1..5 and an axis from axis_options(rank); axis None (the
-    whole array is one lane) on at most 4 x 4 elements."""
-    rank = draw(D.irange(1, 3))
-    axis = draw(D.choice(axis_options(rank)))
-    if axis is None:
-        return (draw(D.irange(1, 4)), draw(D.irange(1, 4))), axis
-    return tuple(draw(D.irange(1, 5)) for _ in range(rank)), axis
-
-
 def scan_shape_and_flags(draw):
     shape, axis = shape_and_axis(draw, lambda rank: tuple(range(rank)) + (-1, None))
     rev, inc = draw(D.choice((False, True))), draw(D.choice((True, False)))
@@ -256,7 +192,7 @@ def fuzz_case_of(kind):
         shape, axis, rev, inc = scan_shape_and_flags(draw)
         values = distinct_values(shape, draw(D.irange(0, 2**16)), axis)
         params = scan_params(axis, rev, inc, True)
-        out_shape = reference({"a": values}, None, None, params).shape
+        out_shape = reference({"a": values}, params).shape
         cot, mode = D.cotangent(draw, out_shape, dtype)
         return D.finish(Scenario(name="", op=f"cum{kind}", operands={"a": with_layout(draw, values, dtype)},
                                  wrt=("a",), cotangent=cot, params=params, family="scan",
@@ -264,79 +200,16 @@ def fuzz_case_of(kind):
     return fuzz_case
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO_TEMPLATE = r'''
-INTEGER_OPERANDS = ()
-KIND = "@KIND@"
-
-
-def window(i, n, reverse, inclusive):
-    """The inputs output i takes the running extreme over."""
-    lo, hi = (i + (0 if inclusive else 1), n) if reverse else (0, i + (1 if inclusive else 0))
-    return list(range(lo, hi))
-
-
-def returned(n, params):
-    """Output positions returned: all, or without the identity when trimmed."""
-    if params.get("trim") and not params["inclusive"]:
-        return list(range(n - 1)) if params["reverse"] else list(range(1, n))
-    return list(range(n))
-
-
-def lanes(x, axis):
-    return x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    axis, x = params["axis"], lanes(inp["a"], params["axis"])
-    n = x.shape[-1]
-    y = np.full(x.shape, -np.inf if KIND == "max" else np.inf)
-    for i in range(n):
-        for j in window(i, n, params["reverse"], params["inclusive"]):
-            y[..., i] = np.maximum(y[..., i], x[..., j]) if KIND == "max" else np.minimum(y[..., i], x[..., j])
-    y = y[..., returned(n, params)]
-    return y.reshape(-1) if axis is None else np.moveaxis(y, -1, axis)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """Each returned output's cotangent goes to the one input holding its extreme."""
-    axis, x = params["axis"], lanes(inp["a"], params["axis"])
-    gl = g.reshape(1, -1) if axis is None else np.moveaxis(g, axis, -1)
-    n = x.shape[-1]
-    dx = np.zeros_like(x)
-    for lane in np.ndindex(x.shape[:-1]):
-        for q, i in enumerate(returned(n, params)):
-            w = window(i, n, params["reverse"], params["inclusive"])
-            if w:
-                vals = [x[lane][j] for j in w]
-                j = w[vals.index(max(vals) if KIND == "max" else min(vals))]
-                dx[lane + (j,)] = dx[lane + (j,)] + gl[lane + (q,)]
-    return {"a": dx.reshape(inp["a"].shape) if axis is None else np.moveaxis(dx, -1, axis)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    axis = params["axis"]
-    fn = mx.cummax if KIND == "max" else mx.cummin
-    y = fn(ops["a"], axis=axis, reverse=params["reverse"], inclusive=params["inclusive"])
-    if params.get("trim") and not params["inclusive"]:
-        ax = 0 if axis is None else axis % y.ndim
-        n = y.shape[ax]
-        index = [slice(None)] * y.ndim
-        index[ax] = slice(0, n - 1) if params["reverse"] else slice(1, n)
-        y = y[tuple(index)]
-    return y
-'''
-
-
 def record(kind) -> OpInfo:
     return OpInfo(
         name=f"cum{kind}",
         summary=f"mx.cum{kind} (Scan): reverse and inclusive flags, distinct values (no ties)",
         operands=("a",), differentiable=("a",), reference=reference_of(kind),
-        reference_vjp=reference_vjp_of(kind), exact=True, mlx_call=f".ops.cum{kind}:mlx_call",
+        reference_vjp=reference_vjp_of(kind), exact=True, mlx_call=f".ops.repro.cummax:cum{kind}",
         scenarios=scenarios_of(kind), strategy=fuzz_case_of(kind),
-        repro_source=REPRO_TEMPLATE.replace("@KIND@", kind))
+        rule=f"y[i] = the {kind}imum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored "
+             f"when reversed; empty: {IDENTITY[kind]}, dropped when trim); dx[j] = sum of g[i] over the "
+             f"returned outputs i whose {kind}imum x[j] holds")
 
 
-OPS = (record("max"),)
+OPS = (record("max"), record("min"))

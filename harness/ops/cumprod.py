@@ -10,7 +10,8 @@ Scan::vjp instead divides a reverse cumsum of g * y by x and patches the
 zeros: it finds the first zero in scan order, redoes the product with that
 zero set to 1 for its own gradient, and zeroes everything after it. Zeros
 are therefore where this rule can go wrong: one, two, adjacent, at either
-end, negative zero, and a zero under each flag combination.
+end, negative zero, and a zero under each flag combination. The MLX call is
+ops/repro/cumprod.py.
 """
 from __future__ import annotations
 
@@ -20,34 +21,12 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
-from .cumsum import summed
+from ._support.lanes import SCAN_FLAGS, flag_name, from_lanes, lanes_to_input, scan_flags, summed, to_lanes
 
-# --- lanes: the scan axis moved last (axis None scans the flattened array) -----------------
-
-
-def scan_flags(params):
-    axis = params.get("axis", 0)
-    return (None if axis is None else int(axis)), bool(params.get("reverse", False)), \
-        bool(params.get("inclusive", True))
+# --- float64 reference: lanes and windows in _support/lanes.py ----------------------------
 
 
-def to_lanes(x, axis) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
-
-
-def from_lanes(y, axis) -> np.ndarray:
-    return y if axis is None else np.moveaxis(y, -1, axis)
-
-
-def lanes_to_input(dx, shape, axis) -> np.ndarray:
-    """A gradient computed on lanes, back in the input's shape."""
-    return dx.reshape(shape) if axis is None else np.moveaxis(dx, -1, axis)
-
-
-# --- float64 reference ---------------------------------------------------------------------
-
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     axis, rev, inc = scan_flags(params)
     x = to_lanes(inp["a"], axis)
     n = x.shape[-1]
@@ -58,7 +37,7 @@ def reference(inp, lhs, rhs, params):
     return from_lanes(y, axis)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     """dx[j] = sum over outputs i that multiplied j of g[i] * (the other factors of y[i])."""
     axis, rev, inc = scan_flags(params)
     x = to_lanes(inp["a"], axis)
@@ -76,17 +55,8 @@ def reference_vjp(inp, g, lhs, rhs, params):
     return {"a": lanes_to_input(dx, np.shape(inp["a"]), axis)}
 
 
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    axis, rev, inc = scan_flags(params)
-    return mx.cumprod(ops["a"], axis=axis, reverse=rev, inclusive=inc)
-
-
 # --- catalog ---------------------------------------------------------------------------------
 
-FLAGS = [(rev, inc) for rev in (False, True) for inc in (True, False)]
 # Length-5 lanes; the cotangent is nonzero everywhere so every zero's gradient matters.
 ZERO_PATTERNS = {
     "no_zero": [2, -1, 3, 1, -2],
@@ -102,10 +72,6 @@ ZERO_PATTERNS = {
 COT5 = [3, -2, 1, 4, -1]
 
 
-def _flag_name(rev, inc):
-    return f"{'reverse' if rev else 'forward'}/{'inclusive' if inc else 'exclusive'}"
-
-
 def _case(name, a, params, cot=None, desc=""):
     return Scenario(name=f"cumprod/{name}", op="cumprod", operands={"a": a}, wrt=("a",),
                     params=params, cotangent=cot, family="scan", description=desc)
@@ -117,9 +83,9 @@ def _params(axis, rev, inc):
 
 def zero_scenarios() -> list:
     """Every zero pattern under every flag combination, one lane each."""
-    return [_case(f"{pat}/{_flag_name(rev, inc)}", tensor(vals), _params(0, rev, inc),
+    return [_case(f"{pat}/{flag_name(rev, inc)}", tensor(vals), _params(0, rev, inc),
                   cot=tensor(COT5), desc=f"lane {vals}")
-            for pat, vals in ZERO_PATTERNS.items() for rev, inc in FLAGS]
+            for pat, vals in ZERO_PATTERNS.items() for rev, inc in SCAN_FLAGS]
 
 
 def layout_scenarios() -> list:
@@ -127,10 +93,10 @@ def layout_scenarios() -> list:
     rows = np.array([ZERO_PATTERNS[k] for k in ("one_zero", "zero_last", "no_zero", "zero_first")],
                     dtype=np.float64)
     cot = seeded_ints(rows.shape, 70, 1, 4) * np.where(np.arange(20).reshape(4, 5) % 3, 1, -1)
-    out = [_case(f"matrix/axis{axis}/{_flag_name(rev, inc)}",
+    out = [_case(f"matrix/axis{axis}/{flag_name(rev, inc)}",
                  tensor(rows if axis == 1 else rows.T), _params(axis, rev, inc),
                  cot=tensor(cot if axis == 1 else cot.T))
-           for axis in (1, 0) for rev, inc in FLAGS]
+           for axis in (1, 0) for rev, inc in SCAN_FLAGS]
     strided = np.full((3, 8), 50.0)
     strided[:, ::2] = [[2, 0, 3, 1], [0, 1, 2, -1], [1, 2, 0, 0]]
     out += [
@@ -181,54 +147,10 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, values {lo}..{hi - 1}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def factors(i, n, reverse, inclusive):
-    """The inputs output i multiplies."""
-    lo, hi = (i + (0 if inclusive else 1), n) if reverse else (0, i + (1 if inclusive else 0))
-    return list(range(lo, hi))
-
-
-def ref_forward(inp, lhs, rhs, params):
-    axis = params["axis"]
-    x = inp["a"].reshape(-1) if axis is None else np.moveaxis(inp["a"], axis, 0)
-    y = np.ones_like(x)
-    for i in range(x.shape[0]):
-        for j in factors(i, x.shape[0], params["reverse"], params["inclusive"]):
-            y[i] = y[i] * x[j]
-    return y if axis is None else np.moveaxis(y, 0, axis)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """Product rule: each factor gets g times the product of the other factors."""
-    axis = params["axis"]
-    x = inp["a"].reshape(-1) if axis is None else np.moveaxis(inp["a"], axis, 0)
-    gm = g if axis is None else np.moveaxis(g, axis, 0)
-    dx = np.zeros_like(x)
-    n = x.shape[0]
-    for i in range(n):
-        fs = factors(i, n, params["reverse"], params["inclusive"])
-        for j in fs:
-            rest = np.ones_like(x[0])
-            for k in fs:
-                if k != j:
-                    rest = rest * x[k]
-            dx[j] = dx[j] + gm[i] * rest
-    return {"a": dx.reshape(inp["a"].shape) if axis is None else np.moveaxis(dx, 0, axis)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.cumprod(ops["a"], axis=params["axis"], reverse=params["reverse"],
-                      inclusive=params["inclusive"])
-'''
-
-
 OPS = (OpInfo(
     name="cumprod", summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.cumprod:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, mlx_call=".ops.repro.cumprod:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    rule="y[i] = product of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored when "
+         "reversed; empty: 1); dx[j] = sum over outputs i whose window holds j of g[i] times the "
+         "product of the other factors (never a division)"),)

@@ -5,7 +5,8 @@ j <= i (inclusive) or j < i (exclusive), mirrored when reversed. The reverse
 rule is dx = M^T g: each input element collects the cotangents of every output
 that summed it. Scan::vjp builds this from a cumsum of the cotangent in the
 opposite direction, with the inclusive/exclusive shift: exactly the kind of
-hand-written flag logic this harness exists for.
+hand-written flag logic this harness exists for. The MLX call is
+ops/repro/cumsum.py.
 """
 from __future__ import annotations
 
@@ -15,50 +16,32 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
+from ._support.lanes import from_lanes, lanes_to_input, scan_flags, summed, to_lanes
 
-# --- float64 reference ---------------------------------------------------------------------
-
-
-def summed(i: int, n: int, reverse: bool, inclusive: bool) -> list:
-    """The input positions j that output position i sums, along an axis of length n."""
-    if reverse:
-        return [j for j in range(n) if j > i or (inclusive and j == i)]
-    return [j for j in range(n) if j < i or (inclusive and j == i)]
+# --- float64 reference: the windows in _support/lanes.py -----------------------------------
 
 
-def _flags(params):
-    return int(params.get("axis", 0)), bool(params.get("reverse", False)), bool(params.get("inclusive", True))
-
-
-def reference(inp, lhs, rhs, params):
-    axis, rev, inc = _flags(params)
-    x = np.moveaxis(np.asarray(inp["a"], dtype=np.float64), axis, -1)
+def reference(inp, params):
+    axis, rev, inc = scan_flags(params)
+    x = to_lanes(inp["a"], axis)
     y = np.zeros(x.shape)
     n = x.shape[-1]
     for i in range(n):
         for j in summed(i, n, rev, inc):
             y[..., i] += x[..., j]
-    return np.moveaxis(y, -1, axis)
+    return from_lanes(y, axis)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     """dx[j] = sum of g[i] over every output i that summed position j."""
-    axis, rev, inc = _flags(params)
-    gm = np.moveaxis(np.asarray(g, dtype=np.float64), axis, -1)
+    axis, rev, inc = scan_flags(params)
+    gm = to_lanes(g, axis)
     dx = np.zeros(gm.shape)
     n = gm.shape[-1]
     for i in range(n):
         for j in summed(i, n, rev, inc):
             dx[..., j] += gm[..., i]
-    return {"a": np.moveaxis(dx, -1, axis)}
-
-
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    axis, rev, inc = _flags(params)
-    return mx.cumsum(ops["a"], axis=axis, reverse=rev, inclusive=inc)
+    return {"a": lanes_to_input(dx, np.shape(inp["a"]), axis)}
 
 
 # --- catalog: every flag combination, both axes, a strided view, a width-1 axis -----------
@@ -103,46 +86,10 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def positions(i, n, reverse, inclusive):
-    """Which inputs output i adds up."""
-    lo, hi = (i + (0 if inclusive else 1), n) if reverse else (0, i + (1 if inclusive else 0))
-    return range(lo, hi)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    axis = params["axis"]
-    x = np.moveaxis(inp["a"], axis, 0)
-    y = np.zeros_like(x)
-    for i in range(x.shape[0]):
-        for j in positions(i, x.shape[0], params["reverse"], params["inclusive"]):
-            y[i] = y[i] + x[j]
-    return np.moveaxis(y, 0, axis)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    axis = params["axis"]
-    gm = np.moveaxis(g, axis, 0)
-    dx = np.zeros_like(gm)
-    for i in range(gm.shape[0]):
-        for j in positions(i, gm.shape[0], params["reverse"], params["inclusive"]):
-            dx[j] = dx[j] + gm[i]
-    return {"a": np.moveaxis(dx, 0, axis)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.cumsum(ops["a"], axis=params["axis"], reverse=params["reverse"],
-                     inclusive=params["inclusive"])
-'''
-
-
 OPS = (OpInfo(
     name="cumsum", summary="mx.cumsum (Scan): reverse and inclusive flags, any axis",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, multilinear=True, mlx_call=".ops.cumsum:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, multilinear=True, mlx_call=".ops.repro.cumsum:mlx_call", scenarios=scenarios,
+    strategy=fuzz_case,
+    rule="y[i] = sum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored when "
+         "reversed); dx[j] = sum of g[i] over every output i whose window holds j"),)

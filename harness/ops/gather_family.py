@@ -1,10 +1,10 @@
 """The gather family beyond gather_mm: take, a[idx], nn.Embedding, take_along_axis,
 .at[idx].add and put_along_axis, in one module because they share one reverse
 rule. Float64 references (numpy storage, scalar accumulation loops, never mlx),
-MLX calls, catalog scenarios (controls: expected to pass), fuzz strategies and
-reproducer snippets.
+catalog scenarios (controls: expected to pass) and fuzz strategies; the MLX
+calls, one function per op, are ops/repro/gather_family.py.
 
-Every op takes its index array as the scenario's `lhs_indices`. The reverse rule
+Every op takes its index array as the integer operand `indices`. The reverse rule
 everywhere is scatter-add: each occurrence of an index adds its own cotangent
 to that row, rows nothing selects stay exactly zero (never "assign", which
 keeps only the last occurrence). `steps` > 1 splits the index array's leading
@@ -18,6 +18,8 @@ from ..core import draw as H
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
+
+INDEX = "indices"   # every op's index array: an integer operand
 
 
 def _f64(x) -> np.ndarray:
@@ -156,8 +158,8 @@ def cancelling_cotangent(ids, width, seed) -> np.ndarray:
 
 
 def fam(name, op, operands, idx, wrt=None, cot=None, params=None, fd=False, desc="") -> Scenario:
-    return Scenario(name=f"family/{op}/{name}", op=op, operands=operands,
-                    wrt=tuple(wrt or operands), lhs_indices=_idx(idx), cotangent=cot,
+    return Scenario(name=f"family/{op}/{name}", op=op, operands={**operands, INDEX: _idx(idx)},
+                    wrt=tuple(wrt or operands), cotangent=cot,
                     params=dict(params or {}), fd_step=1.0 / 16 if fd else None,
                     family="gather_family", description=desc)
 
@@ -197,56 +199,6 @@ def scenarios() -> list:
     ]
 
 
-# --- MLX calls: the index array arrives as `lhs`; params["steps"] = S splits its leading
-# axis into S separate calls, so MLX must accumulate their gradients ------------------------
-
-def _steps(params) -> int:
-    return int(params.get("steps", 1))
-
-
-def _stacked(fn, idx, params):
-    import mlx.core as mx
-    if _steps(params) > 1:
-        return mx.stack([fn(idx[s]) for s in range(_steps(params))])
-    return fn(idx)
-
-
-def mlx_take(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return _stacked(lambda i: mx.take(ops["a"], i, axis=int(params.get("axis", 0))), lhs, params)
-
-
-def mlx_getitem(ops, lhs, rhs, sorted_indices, params):
-    return _stacked(lambda i: ops["a"][i], lhs, params)
-
-
-def mlx_embedding(ops, lhs, rhs, sorted_indices, params):
-    import mlx.nn as nn
-    V, D = ops["weight"].shape
-    emb = nn.Embedding(V, D)
-    emb.weight = ops["weight"]   # the traced primal, so the VJP is taken through the module
-    return _stacked(emb, lhs, params)
-
-
-def mlx_take_along_axis(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return mx.take_along_axis(ops["a"], lhs, axis=int(params.get("axis", 0)))
-
-
-def mlx_at_add(ops, lhs, rhs, sorted_indices, params):
-    if _steps(params) == 1:
-        return ops["a"].at[lhs].add(ops["v"])
-    out = ops["a"]
-    for s in range(_steps(params)):
-        out = out.at[lhs[s]].add(ops["v"][s])
-    return out
-
-
-def mlx_put_along_axis(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return mx.put_along_axis(ops["a"], lhs, ops["v"], axis=int(params.get("axis", 0)))
-
-
 # --- fuzz strategies: repeated, omitted and identity indices, cancelling cotangents,
 # unused rows, widths from 1 to above 64, several accumulation steps -----------------------
 
@@ -270,8 +222,8 @@ def occurrence_cotangent(draw, rows_shape, keys, dtype):
 
 
 def _scenario(op, operands, idx, wrt, cot, params, desc):
-    return H.finish(Scenario(name="", op=op, operands=operands, wrt=tuple(wrt),
-                             lhs_indices=index_tensor(idx), cotangent=cot, params=params,
+    return H.finish(Scenario(name="", op=op, operands={**operands, INDEX: index_tensor(idx)}, wrt=tuple(wrt),
+                             cotangent=cot, params=params,
                              family="gather_family", description=f"generated: {desc}"))
 
 
@@ -362,145 +314,6 @@ def put_along_axis_case(draw, dtypes):
 
 
 
-# --- reproducer snippets: scatter-add loops written again from the maths ---------------
-
-TABLE = r'''
-INTEGER_OPERANDS = ()
-
-
-def take64(a, idx, axis):
-    am = np.moveaxis(a, axis, 0)
-    out = np.array([am[i] for i in idx.ravel().tolist()]).reshape(idx.shape + am.shape[1:])
-    return np.moveaxis(out, list(range(idx.ndim)), list(range(axis, axis + idx.ndim)))
-
-
-def take64_vjp(a, g, idx, axis):
-    """Each occurrence adds its own cotangent row; unselected rows stay 0."""
-    am = np.moveaxis(a, axis, 0)
-    gm = np.moveaxis(g, list(range(axis, axis + idx.ndim)), list(range(idx.ndim)))
-    gm = gm.reshape((idx.size, -1))
-    da = np.zeros((am.shape[0], gm.shape[1]))
-    for q, i in enumerate(idx.ravel().tolist()):
-        for c in range(gm.shape[1]):
-            da[i, c] = da[i, c] + gm[q, c]
-    return np.moveaxis(da.reshape(am.shape), 0, axis)
-
-
-def stacked(mx, fn, idx, params):
-    steps = int(params.get("steps", 1))
-    return mx.stack([fn(idx[s]) for s in range(steps)]) if steps > 1 else fn(idx)
-'''
-
-
-def _table_snippet(op, operand, axis_expr, call):
-    return TABLE + f'''
-
-def ref_forward(inp, lhs, rhs, params):
-    return take64(inp["{operand}"], lhs, {axis_expr})
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    return {{"{operand}": take64_vjp(inp["{operand}"], g, lhs, {axis_expr})}}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-{call}
-'''
-
-
-ALONG = r'''
-INTEGER_OPERANDS = ()
-
-
-def target(r, p, i, axis):
-    return (r, i) if axis == 1 else (i, p)
-'''
-
-SNIPPETS = {
-    "take": _table_snippet("take", "a", 'int(params.get("axis", 0))',
-                   '    return stacked(mx, lambda i: mx.take(ops["a"], i, axis=int(params.get("axis", 0))), lhs, params)'),
-    "getitem": _table_snippet("getitem", "a", "0", '    return stacked(mx, lambda i: ops["a"][i], lhs, params)'),
-    "embedding": _table_snippet("embedding", "weight", "0", '''    import mlx.nn as nn
-    emb = nn.Embedding(*ops["weight"].shape)
-    emb.weight = ops["weight"]
-    return stacked(mx, emb, lhs, params)'''),
-    "take_along_axis": ALONG + r'''
-
-def ref_forward(inp, lhs, rhs, params):
-    a, axis = inp["a"], int(params["axis"])
-    out = np.zeros(lhs.shape)
-    for r in range(lhs.shape[0]):
-        for p in range(lhs.shape[1]):
-            out[r, p] = a[target(r, p, int(lhs[r, p]), axis)]
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    axis, da = int(params["axis"]), np.zeros(inp["a"].shape)
-    for r in range(lhs.shape[0]):
-        for p in range(lhs.shape[1]):
-            t = target(r, p, int(lhs[r, p]), axis)
-            da[t] = da[t] + g[r, p]
-    return {"a": da}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.take_along_axis(ops["a"], lhs, axis=int(params["axis"]))
-''',
-    "put_along_axis": ALONG + r'''
-
-def ref_forward(inp, lhs, rhs, params):
-    out, axis = inp["a"].copy(), int(params["axis"])
-    for r in range(lhs.shape[0]):
-        for p in range(lhs.shape[1]):
-            out[target(r, p, int(lhs[r, p]), axis)] = inp["v"][r, p]
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """Overwritten positions pass no gradient to a; each value gets its target's."""
-    axis, da, dv = int(params["axis"]), g.copy(), np.zeros(lhs.shape)
-    for r in range(lhs.shape[0]):
-        for p in range(lhs.shape[1]):
-            t = target(r, p, int(lhs[r, p]), axis)
-            da[t] = 0.0
-            dv[r, p] = g[t]
-    return {"a": da, "v": dv}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.put_along_axis(ops["a"], lhs, ops["v"], axis=int(params["axis"]))
-''',
-    "at_add": r'''
-INTEGER_OPERANDS = ()
-
-
-def ref_forward(inp, lhs, rhs, params):
-    out, D = inp["a"].copy(), inp["a"].shape[1]
-    v = inp["v"].reshape((-1, D))
-    for q, i in enumerate(lhs.ravel().tolist()):
-        for c in range(D):
-            out[i, c] = out[i, c] + v[q, c]
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    dv = np.array([g[i] for i in lhs.ravel().tolist()]).reshape(inp["v"].shape)
-    return {"a": g.copy(), "v": dv}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    steps = int(params.get("steps", 1))
-    if steps == 1:
-        return ops["a"].at[lhs].add(ops["v"])
-    out = ops["a"]
-    for s in range(steps):
-        out = out.at[lhs[s]].add(ops["v"][s])
-    return out
-''',
-}
-
-
 # --- the records ---------------------------------------------------------------------------
 
 def _axis(params):
@@ -511,37 +324,47 @@ def _table_case(op):
     return lambda draw, dtypes=("float32",): table_case(draw, op, dtypes)
 
 
-def _record(name, summary, operands, reference, reference_vjp, strategy):
-    return OpInfo(name=name, summary=summary, operands=operands, differentiable=operands,
-                  index_arrays=("lhs",), reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
-                  mlx_call=f".ops.gather_family:mlx_{name}", scenarios=lambda: _scenarios_of(name),
-                  strategy=strategy, repro_source=SNIPPETS[name])
+def _record(name, summary, diff, reference, reference_vjp, strategy, rule):
+    return OpInfo(name=name, summary=summary, operands=diff + (INDEX,), differentiable=diff,
+                  integer_operands=(INDEX,), reference=reference, reference_vjp=reference_vjp,
+                  exact=True, multilinear=True, rule=rule, mlx_call=f".ops.repro.gather_family:{name}",
+                  scenarios=lambda: _scenarios_of(name), strategy=strategy)
 
 
 def _scenarios_of(op) -> list:
     return [s for s in scenarios() if s.op == op]
 
 
+TAKE_RULE = ("Y = {a} gathered at idx along the axis; d{a}: each occurrence q of index i adds its "
+             "cotangent slice G[q] to slice i (scatter-add); slices never selected stay 0")
+
 OPS = (
     _record("take", "mx.take along an axis", ("a",),
-            lambda inp, lhs, rhs, p: take(inp["a"], lhs, _axis(p)),
-            lambda inp, g, lhs, rhs, p: {"a": take_vjp(inp["a"], g, lhs, _axis(p))}, _table_case("take")),
+            lambda inp, p: take(inp["a"], inp[INDEX], _axis(p)),
+            lambda inp, g, p: {"a": take_vjp(inp["a"], g, inp[INDEX], _axis(p))}, _table_case("take"),
+            TAKE_RULE.format(a="a")),
     _record("getitem", "a[idx] on the first axis", ("a",),
-            lambda inp, lhs, rhs, p: take(inp["a"], lhs, 0),
-            lambda inp, g, lhs, rhs, p: {"a": take_vjp(inp["a"], g, lhs, 0)}, _table_case("getitem")),
+            lambda inp, p: take(inp["a"], inp[INDEX], 0),
+            lambda inp, g, p: {"a": take_vjp(inp["a"], g, inp[INDEX], 0)}, _table_case("getitem"),
+            TAKE_RULE.format(a="a")),
     _record("embedding", "mlx.nn.Embedding lookup", ("weight",),
-            lambda inp, lhs, rhs, p: take(inp["weight"], lhs, 0),
-            lambda inp, g, lhs, rhs, p: {"weight": take_vjp(inp["weight"], g, lhs, 0)},
-            _table_case("embedding")),
+            lambda inp, p: take(inp["weight"], inp[INDEX], 0),
+            lambda inp, g, p: {"weight": take_vjp(inp["weight"], g, inp[INDEX], 0)},
+            _table_case("embedding"), TAKE_RULE.format(a="weight")),
     _record("take_along_axis", "mx.take_along_axis on 2-D arrays", ("a",),
-            lambda inp, lhs, rhs, p: take_along_axis(inp["a"], lhs, _axis(p)),
-            lambda inp, g, lhs, rhs, p: {"a": take_along_axis_vjp(inp["a"], g, lhs, _axis(p))},
-            take_along_axis_case),
+            lambda inp, p: take_along_axis(inp["a"], inp[INDEX], _axis(p)),
+            lambda inp, g, p: {"a": take_along_axis_vjp(inp["a"], g, inp[INDEX], _axis(p))},
+            take_along_axis_case,
+            "Y[r, p] = a[r, idx[r, p]] (axis 1) or a[idx[r, p], p] (axis 0); "
+            "da: each G[r, p] is added at its source position (scatter-add)"),
     _record("at_add", "a.at[idx].add(v) on rows", ("a", "v"),
-            lambda inp, lhs, rhs, p: at_add(inp["a"], lhs, inp["v"]),
-            lambda inp, g, lhs, rhs, p: at_add_vjp(inp["a"], g, lhs, inp["v"]), at_add_case),
+            lambda inp, p: at_add(inp["a"], inp[INDEX], inp["v"]),
+            lambda inp, g, p: at_add_vjp(inp["a"], g, inp[INDEX], inp["v"]), at_add_case,
+            "Y = a with each row v[q] added to row idx[q]; da = G; dv[q] = G[idx[q]]"),
     _record("put_along_axis", "mx.put_along_axis on 2-D arrays", ("a", "v"),
-            lambda inp, lhs, rhs, p: put_along_axis(inp["a"], lhs, inp["v"], _axis(p)),
-            lambda inp, g, lhs, rhs, p: put_along_axis_vjp(inp["a"], g, lhs, _axis(p)),
-            put_along_axis_case),
+            lambda inp, p: put_along_axis(inp["a"], inp[INDEX], inp["v"], _axis(p)),
+            lambda inp, g, p: put_along_axis_vjp(inp["a"], g, inp[INDEX], _axis(p)),
+            put_along_axis_case,
+            "Y = a with v[r, p] written at its target along the axis; da = G with every written "
+            "position zeroed; dv[r, p] = G at its target"),
 )

@@ -7,6 +7,8 @@ the Sylvester matrix S_k[i, j] = (-1)^popcount(i & j). The reverse rule is
 dx = scale * M^T g. S_k and H_12 are symmetric, so there M^T = M; H_20 and
 H_28 are not, so a rule that re-applies the forward transform (Hadamard::vjp
 returns its own jvp) is wrong for every n divisible by 20 or 28.
+
+The MLX call is ops/repro/hadamard_transform.py.
 """
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def scale_of(params, n) -> float:
 
 # --- float64 reference ---------------------------------------------------------------------
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a = np.asarray(inp["a"], dtype=np.float64)
     n = a.shape[-1]
     M = matrix(n)
@@ -82,7 +84,7 @@ def reference(inp, lhs, rhs, params):
     return scale_of(params, n) * y
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     """dx[i] = scale * sum_j M[j, i] g[j]: the transpose, not M again."""
     g = np.asarray(g, dtype=np.float64)
     n = g.shape[-1]
@@ -92,13 +94,6 @@ def reference_vjp(inp, g, lhs, rhs, params):
         for i in range(n):
             dx[..., i] += M[j, i] * g[..., j]
     return {"a": scale_of(params, n) * dx}
-
-
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return mx.hadamard_transform(ops["a"], scale=params.get("scale"))
 
 
 # --- catalog: powers of two, the symmetric H_12 and the unsymmetric H_20 / H_28 ------------
@@ -162,74 +157,10 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: n {n}, batch {batch}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-# Rows of MLX's order-m Hadamard factors, bit j set where entry j is -1.
-ROWS = {
-    12: [0x2, 0xaab, 0x3c8, 0x96e, 0xf20, 0x5ba, 0xc8c, 0x6e6, 0x23c, 0xb96, 0x8f0, 0xe5a],
-    20: [0x933de, 0x2e3bd, 0x5477b, 0xa0ef7, 0x499ef, 0x637c1, 0xc6ba2, 0x8d764, 0x1aee8, 0x359f0,
-         0xfa53, 0x174a7, 0x26d4e, 0x45e9c, 0x83d39, 0xf7a6d, 0xef4fa, 0xdedd5, 0xbdf8b, 0x7bf36],
-    28: [0xcd69e7e, 0x9ad7c7d, 0x37ab8fb, 0x6d571f7, 0xd8ae3ef, 0xb3587df, 0x66b4f3f, 0xb467f43,
-         0x6acbe87, 0xd593d8e, 0xab27b9c, 0x564f7b8, 0xac9aff0, 0x5b31fe1, 0x87fb325, 0xff66ca,
-         0x1decd95, 0x39ddb2a, 0x71bf654, 0xe17eca9, 0xc2fd9d2, 0xfcf1299, 0xfbe2532, 0xf7c4ae4,
-         0xef8d549, 0xdf1ea13, 0xbe3d4a6, 0x7e7a94c],
-}
-
-
-def order_m(m):
-    if m == 1:
-        return np.ones((1, 1))
-    return np.array([[-1.0 if (r >> j) & 1 else 1.0 for j in range(m)] for r in ROWS[m]])
-
-
-def butterflies(x):
-    """Fast Walsh-Hadamard (Sylvester order) along the last axis."""
-    x, h = x.copy(), 1
-    while h < x.shape[-1]:
-        for start in range(0, x.shape[-1], 2 * h):
-            lo, hi = x[..., start:start + h].copy(), x[..., start + h:start + 2 * h].copy()
-            x[..., start:start + h], x[..., start + h:start + 2 * h] = lo + hi, lo - hi
-        h *= 2
-    return x
-
-
-def transform(a, Hm):
-    """(Hm kron S) a: butterflies within each block of p, then Hm mixes the blocks."""
-    m = Hm.shape[0]
-    blocks = butterflies(a.reshape(a.shape[:-1] + (m, a.shape[-1] // m)))
-    return np.einsum("ij,...jk->...ik", Hm, blocks).reshape(a.shape)
-
-
-def factor_of(n):
-    for m in (28, 20, 12, 1):
-        if n % m == 0 and (n // m) & (n // m - 1) == 0:
-            return order_m(m)
-
-
-def scale(params, n):
-    return 1.0 / np.sqrt(n) if params["scale"] is None else params["scale"]
-
-
-def ref_forward(inp, lhs, rhs, params):
-    a = inp["a"]
-    return scale(params, a.shape[-1]) * transform(a, factor_of(a.shape[-1]))
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    """The transpose: (Hm kron S)^T = Hm^T kron S."""
-    return {"a": scale(params, g.shape[-1]) * transform(g, factor_of(g.shape[-1]).T)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.hadamard_transform(ops["a"], scale=params["scale"])
-'''
-
-
 OPS = (OpInfo(
     name="hadamard_transform", summary="mx.hadamard_transform (Hadamard): n = m * 2^k, scale",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, multilinear=True, mlx_call=".ops.hadamard_transform:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, multilinear=True,
+    rule="along the last axis y = scale M a with M = H_m kron S_k (n = m 2^k); dx = scale M^T g, "
+         "the transpose: M itself only where H_m is symmetric (m = 1, 12)",
+    mlx_call=".ops.repro.hadamard_transform:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

@@ -1,5 +1,6 @@
-"""logsumexp: mx.logsumexp(a, axis, keepdims), including -inf inputs
-(softmax.py reuses the axis and value helpers).
+"""logsumexp: mx.logsumexp(a, axis, keepdims), including -inf inputs (the
+reduced axes, the all -inf refusal and the strategy's inputs are in
+_support/reductions.py, which softmax shares).
 
 y = m + log(sum exp(x - m)) over the reduced axes, m the group's maximum; its
 gradient is g * exp(x - y), the softmax of the group. MLX has two paths:
@@ -18,28 +19,20 @@ wrong. The `inf_rows` parameter appends such groups as constants next to the
 differentiated input (a concatenation along the first kept axis), so the
 scenario claims their -inf forward and the finite gradient of the rest.
 The reference refuses (ReferenceUndecided) an all -inf group in the input.
+The MLX call is ops/repro/logsumexp.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core import draw as D
-from ..core.numeric import ReferenceUndecided
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from .cummax import with_layout
+from ._support.lanes import with_layout
+from ._support.reductions import M, M_INF, NEG_INF, draw_inputs, no_empty_group, reduced_axes
 
-NEG_INF = -np.inf
-
-# --- axes and the appended -inf groups ------------------------------------------------------
-
-
-def reduced_axes(params, ndim) -> tuple:
-    """The reduced axes, non-negative and sorted (None: all of them)."""
-    axis = params.get("axis")
-    axes = range(ndim) if axis is None else ([axis] if isinstance(axis, int) else axis)
-    return tuple(sorted(int(a) % ndim for a in axes))
+# --- the appended -inf groups --------------------------------------------------------------
 
 
 def inf_axis(params, ndim):
@@ -60,12 +53,6 @@ def with_inf_rows(x, params) -> np.ndarray:
     return np.concatenate([x, np.full(block, NEG_INF)], axis=ax)
 
 
-def no_empty_group(x, axes, op):
-    """A group of -inf only has no derivative: refuse to judge it."""
-    if np.any(np.all(x == NEG_INF, axis=axes)):
-        raise ReferenceUndecided(f"{op}: a reduced group is entirely -inf: no derivative there")
-
-
 # --- float64 reference ---------------------------------------------------------------------
 
 def lse(x, axes) -> np.ndarray:
@@ -77,14 +64,14 @@ def lse(x, axes) -> np.ndarray:
     return np.where(m == NEG_INF, NEG_INF, out)
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     x = with_inf_rows(np.asarray(inp["a"], dtype=np.float64), params)
     axes = reduced_axes(params, x.ndim)
     y = lse(x, axes)
     return y if params.get("keepdims", False) else np.squeeze(y, axis=axes)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     """da = g * exp(a - y): the group's softmax times its cotangent."""
     a = np.asarray(inp["a"], dtype=np.float64)
     axes = reduced_axes(params, a.ndim)
@@ -98,29 +85,7 @@ def reference_vjp(inp, g, lhs, rhs, params):
     return {"a": g * np.exp(a - y)}
 
 
-# --- the MLX call ----------------------------------------------------------------------------
-
-def append_inf_rows(mx, a, params):
-    rows = int(params.get("inf_rows", 0))
-    if not rows:
-        return a
-    ax = inf_axis(params, a.ndim)
-    block = list(a.shape)
-    block[ax] = rows
-    return mx.concatenate([a, mx.full(block, -float("inf"), dtype=a.dtype)], axis=ax)
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    a = append_inf_rows(mx, ops["a"], params)
-    return mx.logsumexp(a, axis=params.get("axis"), keepdims=bool(params.get("keepdims", False)))
-
-
-# --- catalog ---------------------------------------------------------------------------------
-
-M = [[1, -2, 3, 0], [2, 2, -1, 4], [-3, 1, 0, 2]]
-M_INF = [[1, NEG_INF, 3, 0], [NEG_INF, NEG_INF, -1, 4], [-3, 1, 0, NEG_INF]]   # every row finite somewhere
-
+# --- catalog: M and M_INF (every row finite somewhere) in _support/reductions.py ------------
 
 def _case(name, a, params, cot=None, desc=""):
     return Scenario(name=f"logsumexp/{name}", op="logsumexp", operands={"a": a}, wrt=("a",),
@@ -193,107 +158,21 @@ def nonfinite_scenarios() -> list:
 
 # --- fuzz strategy -------------------------------------------------------------------------
 
-def draw_axes(draw, rank):
-    """One axis (maybe negative), all (None), or a subset of two."""
-    kind = draw(D.choice(("one", "none", "pair")))
-    if kind == "none" or (kind == "pair" and rank < 2):
-        return None
-    if kind == "one":
-        return draw(D.irange(-rank, rank - 1))
-    first = draw(D.irange(0, rank - 2))
-    return [first, draw(D.irange(first + 1, rank - 1))]
-
-
-def draw_inputs(draw):
-    """(values, axis, description): small integers, maybe with -inf entries, but
-    never a group of -inf only."""
-    rank = draw(D.irange(1, 3))
-    shape = tuple(draw(D.irange(1, 5)) for _ in range(rank))
-    axis = draw_axes(draw, rank)
-    values = D.hashed_ints(shape, draw(D.irange(0, 2**16)))
-    infs = draw(D.choice(("none", "neg_inf")))
-    if infs == "neg_inf":   # the lowest hashed value becomes -inf, unless its whole group would
-        axes = reduced_axes({"axis": axis}, rank)
-        mask = values == -4
-        mask &= ~np.all(mask, axis=axes, keepdims=True)
-        values = np.where(mask, NEG_INF, values)
-    return values, axis, infs
-
-
 def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     dtype = draw(D.choice(dtypes))
     values, axis, infs = draw_inputs(draw)
     keep = draw(D.choice((False, True)))
     params = {"axis": axis, "keepdims": keep}
-    y = reference({"a": values}, None, None, params)
+    y = reference({"a": values}, params)
     cot, mode = D.cotangent(draw, y.shape, dtype)
     return D.finish(Scenario(name="", op="logsumexp", operands={"a": with_layout(draw, values, dtype)},
                              wrt=("a",), cotangent=cot, params=params, family="reduce",
                              description=f"generated: axis {axis}, keepdims {keep}, {infs}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def axes_of(params, ndim):
-    axis = params.get("axis")
-    axes = range(ndim) if axis is None else ([axis] if isinstance(axis, int) else axis)
-    return tuple(sorted(a % ndim for a in axes))
-
-
-def padded(x, params):
-    """Append params["inf_rows"] groups of -inf along the first axis not reduced."""
-    rows = params.get("inf_rows", 0)
-    if not rows:
-        return x
-    ax = [d for d in range(x.ndim) if d not in axes_of(params, x.ndim)][0]
-    shape = list(x.shape)
-    shape[ax] = rows
-    return np.concatenate([x, np.full(shape, -np.inf)], axis=ax)
-
-
-def log_sum_exp(x, axes):
-    big = x.max(axis=axes, keepdims=True)
-    shift = np.where(big == -np.inf, 0.0, big)
-    total = np.exp(x - shift).sum(axis=axes, keepdims=True)
-    with np.errstate(divide="ignore"):
-        return shift + np.log(total)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    x = padded(inp["a"], params)
-    axes = axes_of(params, x.ndim)
-    y = log_sum_exp(x, axes)
-    return y if params.get("keepdims") else y.squeeze(axis=axes)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    a = inp["a"]
-    axes = axes_of(params, a.ndim)
-    if not params.get("keepdims"):
-        g = np.expand_dims(g, axes)
-    if params.get("inf_rows"):
-        ax = [d for d in range(a.ndim) if d not in axes][0]
-        g = np.take(g, range(a.shape[ax]), axis=ax)
-    return {"a": g * np.exp(a - log_sum_exp(a, axes))}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    a = ops["a"]
-    if params.get("inf_rows"):
-        ax = [d for d in range(a.ndim) if d not in axes_of(params, a.ndim)][0]
-        shape = list(a.shape)
-        shape[ax] = params["inf_rows"]
-        a = mx.concatenate([a, mx.full(shape, -float("inf"), dtype=a.dtype)], axis=ax)
-    return mx.logsumexp(a, axis=params.get("axis"), keepdims=bool(params.get("keepdims", False)))
-'''
-
-
 OPS = (OpInfo(
     name="logsumexp", summary="mx.logsumexp: primitive and composed paths, keepdims, -inf inputs",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    mlx_call=".ops.logsumexp:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    mlx_call=".ops.repro.logsumexp:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    rule="y = m + log(sum exp(x - m)) over the reduced axes (m the group's maximum; inf_rows appends "
+         "constant groups of -inf, whose y is -inf); dx = g * exp(x - y), exactly 0 at -inf entries"),)

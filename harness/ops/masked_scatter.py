@@ -17,6 +17,7 @@ an integer operand (0/1), never differentiated.
 MaskedScatter::vjp rebuilds the source positions with an exclusive cumsum of the
 flattened mask and a scatter_add, which is the kind of index arithmetic (tail
 positions past the last true, partial masks, broadcast sources) checked here.
+The MLX call is ops/repro/masked_scatter.py.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def _pairs(inp):
     return a, v, list(zip(pos, src[: len(pos)].tolist()))
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a, v, pairs = _pairs(inp)
     out, vf = a.ravel().copy(), v.ravel()
     for p, s in pairs:
@@ -64,7 +65,7 @@ def reference(inp, lhs, rhs, params):
     return out.reshape(a.shape)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     a, v, pairs = _pairs(inp)
     g = np.asarray(g, dtype=np.float64).ravel()
     da, dv = g.copy(), np.zeros(v.size)
@@ -72,16 +73,6 @@ def reference_vjp(inp, g, lhs, rhs, params):
         da[p] = 0.0
         dv[s] += g[p]
     return {"a": da.reshape(a.shape), "v": dv.reshape(v.shape)}
-
-
-# --- the MLX call -----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    mask = mx.array(np.asarray(ops["mask"]) != 0)
-    out = mx.array(ops["a"])    # a copy: assignment replaces the copy's graph node, never a's
-    out[mask] = ops["v"]
-    return out
 
 
 # --- catalog ------------------------------------------------------------------------------------
@@ -180,52 +171,10 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"v{v_shape} {vform}, cotangent {cmode}"))
 
 
-# --- reproducer snippet ---------------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ("mask",)
-
-
-def landing(inp):
-    """[(flat position in a, flat index into v)] for each selected element, in order."""
-    a, v, mask = inp["a"], inp["v"], inp["mask"] != 0
-    rest = a.shape[mask.ndim:]
-    full = np.broadcast_to(mask.reshape(mask.shape + (1,) * len(rest)), a.shape).ravel()
-    rows = v.shape[0] if v.ndim == len(rest) + 1 else mask.size
-    src = np.broadcast_to(np.arange(v.size).reshape(v.shape), (rows,) + rest).ravel()
-    out, k = [], 0
-    for p in range(full.size):
-        if full[p]:
-            out.append((p, int(src[k])))
-            k += 1
-    return out
-
-
-def ref_forward(inp, lhs, rhs, params):
-    out, vf = inp["a"].copy().ravel(), inp["v"].ravel()
-    for p, s in landing(inp):
-        out[p] = vf[s]
-    return out.reshape(inp["a"].shape)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    da, dv, gf = g.copy().ravel(), np.zeros(inp["v"].size), g.ravel()
-    for p, s in landing(inp):
-        da[p] = 0.0
-        dv[s] = dv[s] + gf[p]
-    return {"a": da.reshape(g.shape), "v": dv.reshape(inp["v"].shape)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    out = mx.array(ops["a"])
-    out[mx.array(ops["mask"] != 0)] = ops["v"]
-    return out
-'''
-
-
 OPS = (OpInfo(
     name="masked_scatter", summary="a[mask] = v (MaskedScatter): full and leading masks, broadcast sources",
     operands=("a", "mask", "v"), differentiable=("a", "v"), integer_operands=("mask",),
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
-    mlx_call=".ops.masked_scatter:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    rule="the k-th selected position of a (row-major) takes source element k; d a = g with the selected "
+         "positions zeroed; d v = sum of g over the positions each element of v landed on, 0 if unused",
+    mlx_call=".ops.repro.masked_scatter:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

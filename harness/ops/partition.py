@@ -7,12 +7,13 @@ argpartition and writes the cotangent back with put_along_axis, so it is
 right only if argpartition reproduces the forward's exact order.
 
 The unspecified order means the forward cannot be compared as returned: the
-call puts each lane in ascending order (sort.canonical: a stop-gradient
-argsort and a gather), so the checked function is sort(a) computed through
-Partition, for every kth (negative ones too). A Partition::vjp that routes a
-cotangent by any order other than the forward's is caught, since the
-canonical gather sends each cotangent to the partition output slot that
-held its value. Ties: equal cotangents on tied values only (sort.py).
+call (ops/repro/partition.py) puts each lane in ascending order (a
+stop-gradient argsort and a gather), so the checked function is sort(a)
+computed through Partition, for every kth (negative ones too), and the
+reference is the canonical sorted lane of _support/sorting.py. A
+Partition::vjp that routes a cotangent by any order other than the forward's
+is caught, since the canonical gather sends each cotangent to the partition
+output slot that held its value. Ties: equal cotangents on tied values only.
 """
 from __future__ import annotations
 
@@ -22,18 +23,11 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from .sort import (LANES, SORTED_LANES, M, M_COT, canonical, draw_cotangent, draw_values, lane_length,
-                   lane_shape_and_axis, sort_axis, value_cotangent, with_layout)
-from .sort import reference, reference_vjp   # noqa: F401  (canonical partition is sort)
+from ._support.lanes import with_layout
+from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_length, lane_shape_and_axis,
+                               reference, reference_vjp, value_cotangent)
 
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    axis = sort_axis(params)
-    return canonical(mx, mx.partition(ops["a"], int(params["kth"]), axis=axis), axis)
-
-
-# --- catalog ---------------------------------------------------------------------------------
+# --- catalog: the reference is _support/sorting.py's --------------------------------------
 
 def _case(name, a, params, cot=None, desc="", tags=()):
     return Scenario(name=f"partition/{name}", op="partition", operands={"a": a}, wrt=("a",),
@@ -90,26 +84,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     kth = draw(D.irange(0, n - 1)) - (n if draw(D.choice((False, True))) else 0)
     values, mode = draw_values(draw, shape, axis)
     params = {"kth": kth, "axis": axis}
-    y = reference({"a": values}, None, None, params)
+    y = reference({"a": values}, params)
     cot, cmode = draw_cotangent(draw, y, 1.0, mode, dtype)
     return D.finish(Scenario(name="", op="partition", operands={"a": with_layout(draw, values, dtype)},
                              wrt=("a",), cotangent=cot, params=params, family="sort",
                              description=f"generated: kth {kth}, axis {axis}, {mode} values, cotangent {cmode}"))
 
 
-REPRO = LANES + SORTED_LANES + r'''
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    """partition's order within each side is unspecified: lanes are put in ascending order."""
-    axis = params["axis"]
-    y = mx.partition(ops["a"], params["kth"], axis=axis)
-    ax = 0 if axis is None else axis
-    return mx.take_along_axis(y, mx.argsort(mx.stop_gradient(y), axis=ax), axis=ax)
-'''
-
-
 OPS = (OpInfo(
     name="partition", summary="mx.partition (Partition): every kth, negative kth, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.partition:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, mlx_call=".ops.repro.partition:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    rule="y[p] = x[order[p]], the partitioned lane put in ascending order; dx[order[p]] = g[p] "
+         "(tied values only with equal cotangents)"),)

@@ -8,9 +8,10 @@ the transpose flag flipped, and dscale / dbias from dW = g^T x (or x^T g)
 after flattening every batch axis of x and g "because w is always 2-D": the
 batch flattening, the flag flip and the group reshape are what can go wrong.
 
-The float64 reference is gather_qmm's with no index arrays: batch axes of x
-and W then pair up by broadcasting, exactly as a batched matmul. A vector x
-(shape (K,)) is a one-row matrix whose row axis is dropped again.
+The float64 reference is gather_qmm's (_support/quantized.py) with no index
+arrays: batch axes of x and W then pair up by broadcasting, exactly as a
+batched matmul. A vector x (shape (K,)) is a one-row matrix whose row axis is
+dropped again. The MLX call is ops/repro/quantized_matmul.py.
 """
 from __future__ import annotations
 
@@ -20,39 +21,21 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, seeded_ints, tensor
-from . import gather_qmm as gq
+from ._support import quantized as Q
 
-# --- float64 reference -------------------------------------------------------------------
+# --- float64 reference: the rule in _support/quantized.py -------------------------------
 
-
-def _qargs(params):
-    return {"group_size": int(params["group_size"]), "transpose": bool(params.get("transpose", True))}
-
-
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     x = np.asarray(inp["x"], dtype=np.float64)
-    y = gq.gather_qmm(np.atleast_2d(x), inp["codes"], inp["scales"], inp["biases"], **_qargs(params))
+    y = Q.gather_qmm(np.atleast_2d(x), inp["codes"], inp["scales"], inp["biases"], **Q.qargs(params))
     return y[0] if x.ndim == 1 else y
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     x, g = np.asarray(inp["x"], dtype=np.float64), np.asarray(g, dtype=np.float64)
-    grads = gq.gather_qmm_vjp(np.atleast_2d(x), inp["codes"], inp["scales"], inp["biases"],
-                              np.atleast_2d(g), **_qargs(params))
+    grads = Q.gather_qmm_vjp(np.atleast_2d(x), inp["codes"], inp["scales"], inp["biases"],
+                             np.atleast_2d(g), **Q.qargs(params))
     return dict(grads, x=grads["x"].reshape(x.shape))
-
-
-# --- the MLX call ------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-
-    from ..core import quant
-    w = mx.array(quant.pack(ops["codes"], params["bits"]))
-    return mx.quantized_matmul(ops["x"], w, ops["scales"], ops["biases"],
-                               transpose=params.get("transpose", True),
-                               group_size=params["group_size"], bits=params["bits"],
-                               mode=params.get("mode", "affine"))
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -209,65 +192,12 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         description=f"generated: x {x_shape}, W batch {w_batch}, transpose {transpose}, cotangent {mode}"))
 
 
-# --- reproducer snippet ------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ("codes",)
-
-
-def dequantized(inp, params):
-    """Stored W: each scale and bias repeated over its group of the last axis."""
-    gs = params["group_size"]
-    return (inp["codes"] * np.repeat(inp["scales"], gs, axis=-1)
-            + np.repeat(inp["biases"], gs, axis=-1))
-
-
-def as_matrix(w, params):
-    """W as (..., K, N)."""
-    return np.swapaxes(w, -1, -2) if params["transpose"] else w
-
-
-def unbroadcast(d, shape):
-    """Sum d over the axes that broadcasting added or stretched to reach d's shape."""
-    d = d.sum(axis=tuple(range(d.ndim - len(shape)))) if d.ndim > len(shape) else d
-    return d.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    return np.matmul(inp["x"], as_matrix(dequantized(inp, params), params))
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    x, w = inp["x"], as_matrix(dequantized(inp, params), params)
-    x2, g2 = (x[None], g[None]) if x.ndim == 1 else (x, g)
-    dx = unbroadcast(np.matmul(g2, np.swapaxes(w, -1, -2)), x2.shape).reshape(x.shape)
-    dw = unbroadcast(np.matmul(np.swapaxes(x2, -1, -2), g2), w.shape)
-    dw = np.swapaxes(dw, -1, -2) if params["transpose"] else dw   # stored layout
-    grouped = dw.shape[:-1] + (-1, params["group_size"])
-    codes = inp["codes"].reshape(grouped)
-    return {"x": dx, "scales": (codes * dw.reshape(grouped)).sum(-1), "biases": dw.reshape(grouped).sum(-1)}
-
-
-def pack(codes, bits):
-    """Code t of a uint32 word sits at bits [t*bits, (t+1)*bits)."""
-    per = 32 // bits
-    c = codes.astype(np.uint64).reshape(codes.shape[:-1] + (-1, per))
-    return np.bitwise_or.reduce(c << (np.arange(per, dtype=np.uint64) * np.uint64(bits)),
-                                axis=-1).astype(np.uint32)
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    w = mx.array(pack(ops["codes"], params["bits"]))
-    return mx.quantized_matmul(ops["x"], w, ops["scales"], ops["biases"],
-                               transpose=params["transpose"], group_size=params["group_size"],
-                               bits=params["bits"], mode=params["mode"])
-'''
-
-
 OPS = (OpInfo(
     name="quantized_matmul",
     summary="mx.quantized_matmul (affine): transpose both ways, 4/8 bits, dx, dscales, dbiases",
     operands=("x", "codes", "scales", "biases"), differentiable=WRT, integer_operands=("codes",),
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
-    mlx_call=".ops.quantized_matmul:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    rule="W = code * scale + bias per group of W's stored last axis; y = x W^T (transpose) or x W; "
+         "dx = g W (or g W^T); dW = g^T x (or x^T g) summed over the batch; "
+         "dscale = sum over the group of code * dW, dbias = sum over the group of dW",
+    mlx_call=".ops.repro.quantized_matmul:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

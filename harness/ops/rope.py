@@ -13,8 +13,11 @@ untouched past `dims`. RoPE::vjp in mlx/fast.cpp builds it by calling the
 kernel again with `forward` flipped, reusing offset and freqs: a rule that
 rests on the flag, the pairing and the offset all being carried over. On CPU
 (RoPE::use_fallback) MLX differentiates its composed fallback instead. The
-offset is an integer operand and freqs a fixed one: RoPE::vjp refuses
-gradients for either.
+offset is an integer operand and freqs a fixed, optional one (present
+exactly when params["base"] is None): RoPE::vjp refuses gradients for
+either. params["offset_form"] says how the offset is passed: "int" (a Python
+int), "array" (a 0-d array), "vector" (one per batch item). The MLX call is
+ops/repro/rope.py.
 
 Float32 rounding: |x| <= 4 and positions p <= 8, so the float32 angle (exact for
 dyadic freqs, one exp rounding for a base) is off by < 3e-6 rad and outputs by
@@ -25,14 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core import layout
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import integer_tensor, seeded_ints, tensor
+from ._support import fast
 
-# freqs is always present (a scenario names every operand); with a base it is
-# this unused placeholder.
-UNUSED = [1.0]
 OFFSET_FORMS = ("int", "array", "vector")   # python int, 0-d array, one offset per batch item
 
 
@@ -72,27 +72,15 @@ def _rotate(v, theta, params, sign):
 
 # --- float64 reference ---------------------------------------------------------------------
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     x = _f64(inp["x"])
-    return _rotate(x, angles(x.shape, inp["offset"], params, inp["freqs"]), params, 1.0)
+    return _rotate(x, angles(x.shape, inp["offset"], params, inp.get("freqs")), params, 1.0)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     """The transpose of a rotation is the rotation by -theta."""
     x = _f64(inp["x"])
-    return {"x": _rotate(g, angles(x.shape, inp["offset"], params, inp["freqs"]), params, -1.0)}
-
-
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    off = ops["offset"]
-    offset = int(off) if params["offset_form"] == "int" else mx.array(np.asarray(off).astype(np.int32))
-    base = params.get("base")
-    return mx.fast.rope(ops["x"], params["dims"], traditional=params["traditional"],
-                        base=None if base is None else float(base), scale=float(params["scale"]),
-                        offset=offset, freqs=ops["freqs"] if base is None else None)
+    return {"x": _rotate(g, angles(x.shape, inp["offset"], params, inp.get("freqs")), params, -1.0)}
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -101,10 +89,15 @@ def _params(dims, traditional, base=10000.0, scale=1.0, form="int"):
     return {"dims": dims, "traditional": traditional, "base": base, "scale": scale, "offset_form": form}
 
 
+def _operands(x, offset, freqs) -> dict:
+    """x, freqs (only when given) and offset, in call order."""
+    freqs = {} if freqs is None else {"freqs": freqs}
+    return dict({"x": x}, **freqs, offset=integer_tensor(offset, "int32"))
+
+
 def _case(name, x, params, offset=2, freqs=None, cot=None, desc=""):
-    off = integer_tensor(offset, "int32")
     return Scenario(name=f"rope/{name}", op="rope",
-                    operands={"x": x, "freqs": tensor(UNUSED if freqs is None else freqs), "offset": off},
+                    operands=_operands(x, offset, None if freqs is None else tensor(freqs)),
                     wrt=("x",), params=params, cotangent=cot, family="rope", description=desc)
 
 
@@ -159,16 +152,8 @@ def _offset(draw, B, form):
     return draw(D.irange(0, 3))
 
 
-# float32 only, whatever dtypes the campaign offers: the per-dtype tolerances
-# (core/checks.py) fit near-exact arithmetic, and the rounding of this op's
-# nonlinear steps at 8 or 11 mantissa bits (bfloat16, float16) exceeds them
-# with no defect in MLX (a bfloat16 weight gradient summing four rounded
-# products is off by ~2e-2, above the 1.6e-2 band).
-FUZZ_DTYPE = "float32"
-
-
 def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-    dtype = FUZZ_DTYPE   # whatever the campaign offers: see FUZZ_DTYPE
+    dtype = fast.FUZZ_DTYPE   # whatever the campaign offers: see fast.FUZZ_DTYPE
     B, T = draw(D.irange(1, 3)), draw(D.irange(1, 3))
     mid = tuple(draw(D.irange(1, 2)) for _ in range(draw(D.choice((1, 0, 2)))))
     half = draw(D.irange(1, 3))
@@ -177,78 +162,21 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     x = D.layout(draw, shape[:-2], shape[-2:], draw(D.irange(0, 2**16)), dtype, -3, 4)
     base, form = draw(D.choice(BASES)), draw(D.choice(OFFSET_FORMS))
     scale = draw(D.choice(SCALES))
-    freqs = [draw(D.choice(FREQS)) for _ in range(half)] if base is None else UNUSED
+    freqs = D.tensor([draw(D.choice(FREQS)) for _ in range(half)], dtype=dtype) if base is None else None
     params = {"dims": 2 * half, "traditional": draw(D.choice((False, True))), "base": base,
               "scale": scale, "offset_form": form}
     cot, mode = D.cotangent(draw, shape, dtype)
-    operands = {"x": x, "freqs": D.tensor(freqs, dtype=dtype),
-                "offset": integer_tensor(_offset(draw, B, form), "int32")}
+    operands = _operands(x, _offset(draw, B, form), freqs)
     return D.finish(Scenario(name="", op="rope", operands=operands, wrt=("x",), params=params,
                              cotangent=cot, family="rope",
                              description=f"generated: shape {list(shape)}, cotangent {mode}"))
-
-
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ("offset",)
-
-
-def rotation(shape, index, inp, params):
-    """(cos, sin, partner, sign) for one element: which feature it pairs with and
-    whether it is the first (+) or second (-) of its pair."""
-    b, t, d = index[0], index[-2], index[-1]
-    half = params["dims"] // 2
-    if d >= params["dims"]:
-        return None
-    if params["traditional"]:
-        i, partner, first = d // 2, d ^ 1, d % 2 == 0
-    else:
-        i, partner, first = d % half, (d + half) % params["dims"], d < half
-    offs = np.asarray(inp["offset"]).reshape(-1)
-    pos = (t + float(offs[b % offs.size])) * params["scale"]
-    if params["base"] is None:
-        theta = pos / float(np.asarray(inp["freqs"]).reshape(-1)[i])
-    else:
-        theta = pos * np.exp(-i * np.log(params["base"]) / half)
-    return np.cos(theta), np.sin(theta), partner, first
-
-
-def apply(v, inp, params, direction):
-    v = np.asarray(v, dtype=np.float64)
-    out = np.zeros_like(v)
-    for index in np.ndindex(v.shape):
-        rot = rotation(v.shape, index, inp, params)
-        if rot is None:
-            out[index] = v[index]
-            continue
-        c, s, partner, first = rot
-        other = v[index[:-1] + (partner,)]
-        s = direction * s
-        out[index] = v[index] * c - other * s if first else other * s + v[index] * c
-    return out
-
-
-def ref_forward(inp, lhs, rhs, params):
-    return apply(inp["x"], inp, params, 1.0)
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    return {"x": apply(g, inp, params, -1.0)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    off = ops["offset"]
-    offset = int(off) if params["offset_form"] == "int" else mx.array(np.asarray(off).astype(np.int32))
-    return mx.fast.rope(ops["x"], params["dims"], traditional=params["traditional"],
-                        base=params["base"], scale=params["scale"], offset=offset,
-                        freqs=ops["freqs"] if params["base"] is None else None)
-'''
 
 
 OPS = (OpInfo(
     name="rope",
     summary="mx.fast.rope (RoPE): traditional, int/array offsets, base or freqs, partial dims, scale",
     operands=("x", "freqs", "offset"), differentiable=("x",), integer_operands=("offset",),
-    reference=reference, reference_vjp=reference_vjp, mlx_call=".ops.rope:mlx_call",
-    scenarios=scenarios, strategy=fuzz_case, repro_source=REPRO),)
+    optional_operands=("freqs",), reference=reference, reference_vjp=reference_vjp,
+    rule="each rotated pair (a, c) at angle theta = (t + offset) scale f_i goes back as "
+         "(ga cos + gc sin, gc cos - ga sin): the rotation by -theta; features past dims pass g through",
+    mlx_call=".ops.repro.rope:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

@@ -16,16 +16,15 @@ query-head group, the mask and the scale) is long, so the reference VJP is the
 reference forward differentiated by complex step (core/numeric.py): the
 forward uses exp, products, sums and one division on q, k, v; the mask enters
 as a constant (and its row maximum, a constant too, is subtracted so that
-large negative additive masks cannot underflow every term). The reproducer
-snippet writes the backward out by hand, so the two are checked against each
-other by the op contract tests.
+large negative additive masks cannot underflow every term).
 
 ScaledDotProductAttention::vjp in mlx/fast.cpp routes to a fused
 ScaledDotProductAttentionVJP on GPU; on CPU (use_fallback) MLX differentiates
 its composed fallback (unflatten for the head groups, where/add for masks,
-softmax). The mask is a fixed operand: the fused rule refuses its gradient.
+softmax). The mask is a fixed, optional operand (present for the "additive"
+and "bool" kinds of params["mask"]): the fused rule refuses its gradient.
 The boolean form arrives here as a 0/1 float operand (nonzero: may see),
-converted to a bool array in the MLX call.
+converted to a bool array in the MLX call, ops/repro/sdpa.py.
 
 Float32 rounding: |q|, |k| <= 2, head dim <= 4 and scale <= 1/2 keep
 |S| <= 8; |v|, |g| <= 4. The softmax and its backward then carry ~1e-6
@@ -40,9 +39,9 @@ from ..core import layout
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
+from ._support import fast
 
 MASKS = ("none", "causal", "additive", "bool")
-UNUSED = [0.0]   # the mask operand when params["mask"] is "none" or "causal"
 
 
 # --- float64 reference ---------------------------------------------------------------------
@@ -78,20 +77,10 @@ def probabilities(q, k, params, mask) -> np.ndarray:
     return np.where(blind, 1.0 / shape[-1], e / total)
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     q, k, v = (np.asarray(inp[n]) for n in ("q", "k", "v"))
-    p = probabilities(q, k, params, inp["mask"])
+    p = probabilities(q, k, params, inp.get("mask"))
     return np.einsum("bhqk,bhkd->bhqd", p, np.repeat(v, q.shape[1] // k.shape[1], axis=1))
-
-
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    kind, mask = params["mask"], ops["mask"]
-    arg = {"none": None, "causal": "causal", "additive": mask, "bool": mask != 0}[kind]
-    return mx.fast.scaled_dot_product_attention(ops["q"], ops["k"], ops["v"],
-                                                scale=float(params["scale"]), mask=arg)
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -103,7 +92,8 @@ def _qkv(B, Nq, Nkv, Tq, Tk, Dh, Dv=None, seed=100):
 
 
 def _case(name, ops, mask="none", mask_values=None, scale=0.5, wrt=("q", "k", "v"), desc="", cot=True):
-    ops = dict(ops, mask=tensor(UNUSED if mask_values is None else mask_values))
+    if mask_values is not None:
+        ops = dict(ops, mask=tensor(mask_values))
     q, v = layout.logical(ops["q"]), layout.logical(ops["v"])
     shape = q.shape[:3] + v.shape[3:]
     return Scenario(name=f"sdpa/{name}", op="sdpa", operands=ops, wrt=tuple(wrt),
@@ -169,24 +159,17 @@ def _transposed(ops) -> dict:
 SCALES = (0.5, 0.25, 1.0)
 
 
-def _mask(draw, kind, full, dtype):
+def _mask(draw, kind, full, dtype) -> dict:
+    """The mask operand of an "additive" or "bool" call, broadcasting to `full`."""
     if kind in ("none", "causal"):
-        return D.tensor(UNUSED, dtype=dtype)
+        return {}
     shape = D.broadcast_variant(draw, full) or (1,)
     lo, hi = (0, 2) if kind == "bool" else (-2, 2)
-    return D.tensor(D.hashed_ints(shape, draw(D.irange(0, 2**16)), lo, hi), dtype=dtype)
-
-
-# float32 only, whatever dtypes the campaign offers: the per-dtype tolerances
-# (core/checks.py) fit near-exact arithmetic, and the rounding of this op's
-# nonlinear steps at 8 or 11 mantissa bits (bfloat16, float16) exceeds them
-# with no defect in MLX (a bfloat16 weight gradient summing four rounded
-# products is off by ~2e-2, above the 1.6e-2 band).
-FUZZ_DTYPE = "float32"
+    return {"mask": D.tensor(D.hashed_ints(shape, draw(D.irange(0, 2**16)), lo, hi), dtype=dtype)}
 
 
 def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-    dtype = FUZZ_DTYPE   # whatever the campaign offers: see FUZZ_DTYPE
+    dtype = fast.FUZZ_DTYPE   # whatever the campaign offers: see fast.FUZZ_DTYPE
     B, Nkv, reps = draw(D.irange(1, 2)), draw(D.irange(1, 2)), draw(D.irange(1, 3))
     Tq, Tk, Dh, Dv = (draw(D.irange(1, 4)) for _ in range(4))
     Nq = Nkv * reps
@@ -197,7 +180,7 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     ops = {"q": D.layout(draw, (B, Nq), (Tq, Dh), seed(), dtype, -2, 3),
            "k": D.layout(draw, (B, Nkv), (Tk, Dh), seed(), dtype, -2, 3),
            "v": D.layout(draw, (B, Nkv), (Tk, Dv), seed(), dtype),
-           "mask": _mask(draw, kind, (B, Nq, Tq, Tk), dtype)}
+           **_mask(draw, kind, (B, Nq, Tq, Tk), dtype)}
     wrt = draw(D.choice(tuple(D.nonempty_subsets(("q", "k", "v")))))
     cot, mode = D.cotangent(draw, (B, Nq, Tq, Dv), dtype)
     return D.finish(Scenario(name="", op="sdpa", operands=ops, wrt=wrt, cotangent=cot, family="attention",
@@ -206,70 +189,12 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"mask {kind}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def rows(inp, params):
-    """Yield (b, h, i, kv head, weights P over keys) for every query row."""
-    q, k = inp["q"], inp["k"]
-    B, Nq, Tq, _ = q.shape
-    Tk, group = k.shape[2], Nq // k.shape[1]
-    mask = np.broadcast_to(np.asarray(inp["mask"], dtype=np.float64), (B, Nq, Tq, Tk)) \
-        if params["mask"] in ("additive", "bool") else None
-    for b, h, i in np.ndindex(B, Nq, Tq):
-        kv = h // group
-        s = [params["scale"] * float(np.dot(q[b, h, i], k[b, kv, j])) for j in range(Tk)]
-        if params["mask"] == "additive":
-            s = [s[j] + mask[b, h, i, j] for j in range(Tk)]
-        may = [True] * Tk
-        if params["mask"] == "causal":
-            may = [j <= i + Tk - Tq for j in range(Tk)]
-        elif params["mask"] == "bool":
-            may = [mask[b, h, i, j] != 0 for j in range(Tk)]
-        if not any(may):
-            yield b, h, i, kv, np.full(Tk, 1.0 / Tk), False
-            continue
-        top = max(s[j] for j in range(Tk) if may[j])
-        e = np.array([np.exp(s[j] - top) if may[j] else 0.0 for j in range(Tk)])
-        yield b, h, i, kv, e / e.sum(), True
-
-
-def ref_forward(inp, lhs, rhs, params):
-    q, v = inp["q"], inp["v"]
-    out = np.zeros(q.shape[:3] + (v.shape[3],))
-    for b, h, i, kv, p, _ in rows(inp, params):
-        out[b, h, i] = p @ v[b, kv]
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    q, k, v = inp["q"], inp["k"], inp["v"]
-    dq, dk, dv = np.zeros(q.shape), np.zeros(k.shape), np.zeros(v.shape)
-    for b, h, i, kv, p, depends in rows(inp, params):
-        dv[b, kv] += np.outer(p, g[b, h, i])
-        if not depends:   # uniform weights: no dependence on q or k
-            continue
-        dp = v[b, kv] @ g[b, h, i]
-        ds = p * (dp - np.dot(p, dp))
-        dq[b, h, i] += params["scale"] * (ds @ k[b, kv])
-        dk[b, kv] += params["scale"] * np.outer(ds, q[b, h, i])
-    return {"q": dq, "k": dk, "v": dv}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    mask = {"none": None, "causal": "causal", "additive": ops["mask"],
-            "bool": ops["mask"] != 0}[params["mask"]]
-    return mx.fast.scaled_dot_product_attention(ops["q"], ops["k"], ops["v"],
-                                                scale=params["scale"], mask=mask)
-'''
-
-
 OPS = (OpInfo(
     name="sdpa", summary="mx.fast.scaled_dot_product_attention: scale, causal/additive/boolean masks, "
                          "grouped-query heads",
-    operands=("q", "k", "v", "mask"), differentiable=("q", "k", "v"), reference=reference,
-    reference_vjp=None, analytic=True, mlx_call=".ops.sdpa:mlx_call", scenarios=scenarios,
-    strategy=fuzz_case, repro_source=REPRO),)
+    operands=("q", "k", "v", "mask"), differentiable=("q", "k", "v"), optional_operands=("mask",),
+    reference=reference, reference_vjp=None, analytic=True,
+    rule="per query row, P = softmax(scale q k^T + additive mask) over the keys it may see (uniform over "
+         "all keys where it may see none); dv = P^T g, dS = P (g v^T - rowsum(P g v^T)), "
+         "dq = scale dS k, dk = scale dS^T q, summed over each key/value head's query heads",
+    mlx_call=".ops.repro.sdpa:mlx_call", scenarios=scenarios, strategy=fuzz_case),)

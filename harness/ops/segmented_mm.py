@@ -4,6 +4,7 @@ has none: asking raises "Not implemented"), so this is a record of that fact,
 not a defect: the catalog checks the forward on the segment patterns a
 gradient rule would have to get right (empty, overlapping, out of order,
 batched segment arrays), and that a VJP is refused rather than made up.
+The MLX call is ops/repro/segmented_mm.py.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import integer_tensor, seeded_ints, tensor
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a, b = np.asarray(inp["a"], dtype=np.float64), np.asarray(inp["b"], dtype=np.float64)
     seg = np.asarray(inp["segments"], dtype=np.int64)
     pairs = seg.reshape(-1, 2)
@@ -27,11 +28,6 @@ def reference(inp, lhs, rhs, params):
             for n in range(N):
                 out[q, m, n] = math.fsum(a[m, k] * b[k, n] for k in range(start, end))
     return out.reshape(seg.shape[:-1] + (M, N))
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return mx.segmented_mm(ops["a"], ops["b"], mx.array(ops["segments"].astype(np.uint32)))
 
 
 def _case(name, segments, K=6, desc=""):
@@ -53,5 +49,5 @@ def scenarios() -> list:
 OPS = (OpInfo(
     name="segmented_mm", summary="mx.segmented_mm (SegmentedMM): no VJP in MLX; forward checked, VJP refused",
     operands=("a", "b", "segments"), differentiable=("a", "b"), integer_operands=("segments",),
-    reference=reference, exact=True, mlx_call=".ops.segmented_mm:mlx_call", scenarios=scenarios,
+    reference=reference, exact=True, mlx_call=".ops.repro.segmented_mm:mlx_call", scenarios=scenarios,
     has_vjp=False),)

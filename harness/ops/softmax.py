@@ -11,7 +11,8 @@ runs both settings in float32, float16 and bfloat16.
 -inf inputs: an entry of -inf in a group with a finite entry has s = 0 and
 gradient exactly 0. A group of -inf only is 0/0: softmax has no value there,
 so nothing is claimed and no scenario or generated case has one (the
-reference refuses such a group).
+reference refuses such a group, _support/reductions.py). The MLX call is
+ops/repro/softmax.py.
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from .cummax import with_layout
-from .logsumexp import NEG_INF, draw_inputs, no_empty_group, reduced_axes
+from ._support.lanes import with_layout
+from ._support.reductions import M, M_INF, draw_inputs, no_empty_group, reduced_axes
 
 # --- float64 reference ---------------------------------------------------------------------
 
@@ -33,12 +34,12 @@ def probabilities(x, axes) -> np.ndarray:
     return e / np.sum(e, axis=axes, keepdims=True)
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     x = np.asarray(inp["a"], dtype=np.float64)
     return probabilities(x, reduced_axes(params, x.ndim))
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     """da = s * (g - <s, g>) per group."""
     x = np.asarray(inp["a"], dtype=np.float64)
     axes = reduced_axes(params, x.ndim)
@@ -46,17 +47,8 @@ def reference_vjp(inp, g, lhs, rhs, params):
     return {"a": s * (g - np.sum(s * g, axis=axes, keepdims=True))}
 
 
-# --- the MLX call ----------------------------------------------------------------------------
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return mx.softmax(ops["a"], axis=params.get("axis"), precise=bool(params.get("precise", False)))
-
-
 # --- catalog ---------------------------------------------------------------------------------
 
-M = [[1, -2, 3, 0], [2, 2, -1, 4], [-3, 1, 0, 2]]
-M_INF = [[1, NEG_INF, 3, 0], [NEG_INF, NEG_INF, -1, 4], [-3, 1, 0, NEG_INF]]
 M_COT = [[2, -1, 0, 3], [1, 4, -2, -1], [-3, 1, 2, 1]]
 
 
@@ -124,40 +116,9 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, precise {precise}, {infs}, cotangent {mode}"))
 
 
-# --- reproducer snippet ----------------------------------------------------------------------
-
-REPRO = r'''
-INTEGER_OPERANDS = ()
-
-
-def axes_of(params, ndim):
-    axis = params.get("axis")
-    axes = range(ndim) if axis is None else ([axis] if isinstance(axis, int) else axis)
-    return tuple(sorted(a % ndim for a in axes))
-
-
-def probs(x, axes):
-    e = np.exp(x - x.max(axis=axes, keepdims=True))
-    return e / e.sum(axis=axes, keepdims=True)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    return probs(inp["a"], axes_of(params, inp["a"].ndim))
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    axes = axes_of(params, inp["a"].ndim)
-    s = probs(inp["a"], axes)
-    return {"a": s * g - s * (s * g).sum(axis=axes, keepdims=True)}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.softmax(ops["a"], axis=params.get("axis"), precise=bool(params.get("precise", False)))
-'''
-
-
 OPS = (OpInfo(
     name="softmax", summary="mx.softmax: precise on/off, primitive and composed paths, -inf entries",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    mlx_call=".ops.softmax:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    mlx_call=".ops.repro.softmax:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    rule="s = exp(x - m) / sum exp(x - m) over the reduced axes (m the group's maximum); "
+         "dx = s * (g - sum(s * g)) per group, exactly 0 at -inf entries"),)

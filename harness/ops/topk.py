@@ -4,13 +4,13 @@ MLX builds it from Partition (kth = -k) and a slice, and returns the whole
 input unchanged when k equals the lane length; its gradient is
 Partition::vjp (put_along_axis by argpartition) behind a slice's.
 
-The order of topk's output is unspecified, so the call puts each lane in
-ascending order (sort.canonical: a stop-gradient argsort and a gather) and
-the reference is the k largest entries, ascending. The gradient routes each
-output's cotangent to the input that holds it; unselected inputs get exactly
-0. Ties: inside the selected set or inside the rest with equal cotangents
-only; a tie across the boundary only with zero cotangent on the boundary
-value (see sort.py: otherwise the reference refuses to judge).
+The order of topk's output is unspecified, so the call (ops/repro/topk.py)
+puts each lane in ascending order (a stop-gradient argsort and a gather) and
+the reference is the k largest entries, ascending (_support/sorting.py).
+The gradient routes each output's cotangent to the input that holds it;
+unselected inputs get exactly 0. Ties: inside the selected set or inside the
+rest with equal cotangents only; a tie across the boundary only with zero
+cotangent on the boundary value (otherwise the reference refuses to judge).
 """
 from __future__ import annotations
 
@@ -20,27 +20,23 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from .sort import (LANES, M, M_COT, canonical, draw_cotangent, draw_values, lane_length,
-                   lane_shape_and_axis, sort_axis, sorted_tail, sorted_tail_vjp, value_cotangent,
-                   with_layout)
+from ._support.lanes import with_layout
+from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_length, lane_shape_and_axis,
+                               sort_axis, sorted_tail, sorted_tail_vjp, value_cotangent)
 
+
+# --- float64 reference: the sorted lane's last k entries ----------------------------------
 
 def _k(params) -> int:
     return int(params["k"])
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     return sorted_tail(inp["a"], sort_axis(params), _k(params))
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     return {"a": sorted_tail_vjp(inp["a"], g, sort_axis(params), _k(params), "topk")}
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    axis = sort_axis(params)
-    return canonical(mx, mx.topk(ops["a"], _k(params), axis=axis), axis)
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -117,34 +113,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     lanes_full = np.sort(values.reshape(-1) if axis is None else np.moveaxis(values, axis, -1), axis=-1)
     ok = boundary_safe(lanes_full, k)
     ok = ok.reshape(-1) if axis is None else np.moveaxis(ok, -1, axis)
-    y = reference({"a": values}, None, None, params)
+    y = reference({"a": values}, params)
     cot, cmode = draw_cotangent(draw, y, ok, mode, dtype)
     return D.finish(Scenario(name="", op="topk", operands={"a": with_layout(draw, values, dtype)},
                              wrt=("a",), cotangent=cot, params=params, family="sort",
                              description=f"generated: k {k}, axis {axis}, {mode} values, cotangent {cmode}"))
 
 
-REPRO = LANES + r'''
-
-def ref_forward(inp, lhs, rhs, params):
-    return top_sorted(inp["a"], params["axis"], params["k"])
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    return {"a": top_sorted_vjp(inp["a"], g, params["axis"], params["k"])}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    """topk's output order is unspecified: each lane is put in ascending order."""
-    axis = params["axis"]
-    y = mx.topk(ops["a"], params["k"], axis=axis)
-    ax = 0 if axis is None else axis
-    return mx.take_along_axis(y, mx.argsort(mx.stop_gradient(y), axis=ax), axis=ax)
-'''
-
-
 OPS = (OpInfo(
     name="topk", summary="mx.topk (Partition + slice): k from 0 to the lane length, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.topk:mlx_call", scenarios=scenarios, strategy=fuzz_case,
-    repro_source=REPRO),)
+    exact=True, mlx_call=".ops.repro.topk:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    rule="y = the k largest entries of each lane, in ascending order; dx[j] = the cotangent of the "
+         "output holding x[j], 0 where x[j] is not selected (tied values only with equal cotangents)"),)

@@ -138,9 +138,10 @@ def _observe(s, call, exp, cot, y) -> tuple:
     return grads, obs
 
 
-def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) -> dict:
-    """One bound scenario on the current default device -> a record: the checks of
-    every oracle of `context`, MLX's error if its VJP raised, and the verdict.
+def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) -> tuple:
+    """One bound scenario on the current default device -> (record, expected): the
+    checks of every oracle of `context`, MLX's error if its VJP raised, and the
+    verdict; and the float64 expected values they were judged against.
     `on_stage(name, checks)` is told before each MLX stage, so a parent process
     can tell a crash in the VJP from one in the forward. Raises Unjudgeable."""
     t0 = time.perf_counter()
@@ -168,7 +169,7 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
         stage("oracles", [fwd])
         trial = Trial(s, context, exp, cot, obs["forward"], grads, obs, seed)
         rec["checks"] = _oracle_checks(trial, call)
-    return _finish(s, rec, t0)
+    return _finish(s, rec, t0), exp
 
 
 def _oracle_checks(trial: Trial, call) -> list:
@@ -188,7 +189,7 @@ def run(s, device: str, context: str = "run") -> dict:
     """The catalog's form: a scenario that cannot be judged is an error record."""
     t0 = time.perf_counter()
     try:
-        return measure(s, device, context)
+        return measure(s, device, context)[0]
     except Unjudgeable as e:
         rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": str(e),
                "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}

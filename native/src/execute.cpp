@@ -100,9 +100,11 @@ struct Call {
   std::vector<mx::array> primals;
 
   Call(const json& scen, const RefOp& r, const MlxCall& f) : s(scen), ref_op(r), fn(f) {
-    lhs = indices(s.value("lhs_indices", json()));
-    rhs = indices(s.value("rhs_indices", json()));
+    // Index arrays are operands of the call record (scenario/3), absent when omitted.
+    lhs = indices(s.at("operands").value("lhs_indices", json()));
+    rhs = indices(s.at("operands").value("rhs_indices", json()));
     for (auto& [name, t] : s.at("operands").items()) {
+      if (name == "lhs_indices" || name == "rhs_indices") continue;
       bool integer = std::find(r.integer_operands.begin(), r.integer_operands.end(), name) !=
                      r.integer_operands.end();
       if (integer) ops.integers[name] = logical(t);
@@ -122,7 +124,8 @@ struct Call {
   mx::array operator()(const std::vector<mx::array>& diff) const {
     MlxOperands o = ops;
     for (size_t k = 0; k < wrt.size(); ++k) o.arrays.insert_or_assign(wrt[k], diff[k]);
-    return fn(o, lhs, rhs, s.value("sorted_indices", false), s.value("params", json::object()));
+    const json params = s.value("params", json::object());
+    return fn(o, lhs, rhs, params.value("sorted_indices", false), params);
   }
 
   mx::array pair_loss(const std::vector<mx::array>& diff) const {

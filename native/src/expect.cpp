@@ -82,7 +82,8 @@ static Host hvp_ones(const RefOp& op, const Inputs& in, const Host& y, const std
 Named expected(const json& s) {
   const RefOp& op = *find_ref_op(s.at("op"));
   Inputs in = logical_inputs(s);
-  auto l = opt_logical(s.value("lhs_indices", json())), r = opt_logical(s.value("rhs_indices", json()));
+  const json& operands = s.at("operands");   // index arrays are operands (scenario/3)
+  auto l = opt_logical(operands.value("lhs_indices", json())), r = opt_logical(operands.value("rhs_indices", json()));
   const json params = s.value("params", json::object());
   Host y = op.forward(in, l, r, params);
   auto grads = op.vjp(in, cotangent(s, y), l, r, params);

@@ -1,0 +1,99 @@
+"""The catalog as data: coverage of the report's families, flags, round trips,
+and defect tags that agree with an independent structural rule."""
+import json
+import math
+
+import numpy as np
+
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.core import layout
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.core import scenario
+
+CAT = catalog.catalog()
+SORTED = "sorted_indices"
+
+
+def test_every_scenario_of_an_op_with_variants_runs_in_each_variant():
+    base = {}
+    for s in (s for s in CAT if s.info.variants):
+        stem, suffix = s.name.rsplit("/", 1)
+        params = dict(s.info.variants)[suffix]
+        assert all(s.params[k] == v for k, v in params.items()), s.name
+        base.setdefault((s.op, stem), set()).add(suffix)
+    assert base and all(v == {x for x, _ in ops.get(op).variants} for (op, _), v in base.items())
+    assert {op for op, _ in base} == {"gather_mm", "gather_qmm"}
+
+
+def test_ops_without_variants_appear_once_without_the_flag():
+    fam = [s for s in CAT if not s.info.variants]
+    assert fam and not any(SORTED in s.params for s in fam)
+    assert len({s.name for s in fam}) == len(fam)
+
+
+def test_every_catalog_scenario_is_bound_to_its_op_record():
+    assert all(s.info is ops.get(s.op) for s in CAT)
+
+
+def test_report_families_are_covered():
+    families = {s.family for s in CAT}
+    assert {"left_repeat", "left_omit", "identity", "right_sorted", "broadcast", "strided",
+            "cotangent", "matmul", "loss", "backing_tail", "quantized",
+            "both_explicit"} <= families
+    names = " ".join(s.name for s in CAT)
+    for needle in ("wrt_a", "wrt_b", "joint", "negative_cotangent", "zero_cotangent",
+                   "qmm4/", "qmm8/", "wrt_x", "wrt_scales", "wrt_biases", "backing_tail/pos",
+                   "backing_tail/neg", "pair_loss/hessian"):
+        assert needle in names, needle
+    assert any(s.fd_step for s in CAT if s.op == "gather_qmm")
+    assert any(any(v["op"] == "transpose" for v in s.operands["a"].views) for s in CAT if s.op == "gather_mm")
+
+
+def test_json_round_trip_is_lossless():
+    text = scenario.dump_catalog(CAT)
+    again = scenario.load_catalog(text)   # strict JSON: non-finite inputs as {"nonfinite": ...}
+    assert all(s.info is None for s in again)   # read back unbound: the cases stage binds
+    assert [s.to_dict() for s in again] == [s.to_dict() for s in CAT]
+
+
+def _batch(s, operand):
+    return math.prod(layout.logical(s.operands[operand]).shape[:-2])
+
+
+def _predicted_tags(s) -> set:
+    """Independent structural rule for where the sorted fast path is invalid."""
+    left, right = s.operands.get("lhs_indices"), s.operands.get("rhs_indices")
+    if not s.params.get(SORTED) or (left is None) == (right is None):
+        return set()            # the flag only bites with exactly one index array
+    lhs_op = "a" if s.op == "gather_mm" else "x"
+    tags = set()
+    if any(len(t.shape) > 1 for t in (left, right) if t is not None):
+        tags.add("rank2")
+    if left is not None:
+        ids = list(left.values)
+        if ids != list(range(_batch(s, lhs_op))):
+            tags.add("left")
+    products = len((left or right).values)
+    if _batch(s, lhs_op) < products and set(s.wrt) - {lhs_op}:
+        tags.add("broadcast")
+    return tags
+
+
+def test_defect_tags_agree_with_the_structural_rule():
+    """For the gather pair; other ops' tags name findings (tests/test_op_*.py check them)."""
+    for s in CAT:
+        if s.op in ("gather_mm", "gather_qmm"):
+            assert bool(_predicted_tags(s)) == s.expects_defect, s.name
+
+
+def test_expected_values_exist_for_every_scenario():
+    """Every scenario has a decided reference. Infinities are values (logsumexp at -inf
+    inputs, an exclusive cummax's identity); a NaN would be a claim about nothing."""
+    for s in CAT:
+        exp = expect.expected(s)
+        assert all(not np.any(np.isnan(v)) for v in exp.values()), s.name
+        if s.info.has_vjp:
+            assert {f"grad:{w}" for w in s.wrt} <= set(exp)
+        else:   # MLX defines no VJP: the forward, and the recorded refusal
+            assert set(exp) == {"forward", "no_vjp"}

@@ -1,0 +1,225 @@
+"""Every entry point, given bad input: the README's exit status, exactly one line
+on stderr, no traceback, and nothing left behind (the listing of the working
+folder is the same before and after). Plus interrupts: exit 130, one line."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import helpers.evidence_fixtures as fx
+from conftest import ROOT
+
+
+def _listing(root: Path) -> list:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "mlx_vjpcheck.cli", *map(str, args)]
+
+
+def _script(name, *args):
+    return [sys.executable, str(ROOT / name), *map(str, args)]
+
+
+@pytest.fixture
+def place(tmp_path):
+    """A working folder with one of everything a bad --out could point at."""
+    (tmp_path / "file.txt").write_text("notes\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("mine\n")
+    fx.run_dir(tmp_path / "runev")
+    fx.fuzz_dir(tmp_path / "fuzzev")
+    return tmp_path
+
+
+def _one_line_exit(argv, place, code=2, env=None):
+    before = _listing(place)
+    p = subprocess.run(argv, cwd=place, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == code, (argv, p.returncode, p.stderr, p.stdout[-500:])
+    assert len(lines) == 1, (argv, p.stderr)
+    assert "Traceback" not in p.stderr + p.stdout
+    assert _listing(place) == before, (argv, set(_listing(place)) ^ set(before))
+    return lines[0]
+
+
+RUN = [
+    ("--out", "file.txt"),
+    ("--out", "file.txt/sub"),
+    ("--out", "notes"),
+    ("--out", "fuzzev"),
+    ("--out", "fuzzev", "--replace"),
+    ("--out", "runev"),
+    ("--out", "/proc/1/vjpcheck-out"),
+    ("--out", "o", "--junitxml", "notes"),
+    ("--out", "o", "--junitxml", "file.txt"),
+    ("--out", "o", "--junitxml", "file.txt/j.xml"),
+    ("--out", "o", "--junitxml", "/proc/1/j.xml"),
+    ("--out", "o", "--filter", "no-such-scenario"),
+    ("--out", "o", "--device", "tpu"),
+    ("--out", "o", "--bogus"),
+]
+
+
+@pytest.mark.parametrize("args", RUN, ids=[" ".join(a) for a in RUN])
+def test_run(place, args):
+    _one_line_exit(_cli("run", "--device", "cpu", *args) if "--device" not in args else _cli("run", *args),
+                   place)
+
+
+FUZZ = [
+    ("--time", "-1"), ("--time", "0"), ("--time", "abc"), ("--shards", "0"), ("--max-examples", "0"),
+    ("--ops", "no_such_op"), ("--db", "file.txt"), ("--out", "file.txt/x"), ("--out", "runev"),
+    ("--out", "runev", "--replace"), ("--out", "fuzzev"), ("--out", "notes"),
+]
+
+
+@pytest.mark.parametrize("args", FUZZ, ids=[" ".join(a) for a in FUZZ])
+def test_fuzz(place, args):
+    argv = ["fuzz", "--time", "5", "--no-progress"] + (["--out", "o"] if "--out" not in args else [])
+    _one_line_exit(_cli(*argv, *args), place)
+
+
+VERSIONS = [
+    ("--timeout", "-1"), ("--jobs", "0"), ("--from", "latest"), ("--cache-dir", "file.txt"),
+    ("--out", "file.txt/x"), ("--out", "runev"), ("--probes", "missing.py"),
+]
+
+
+@pytest.mark.parametrize("args", VERSIONS, ids=[" ".join(a) for a in VERSIONS])
+def test_versions(place, args):
+    argv = ["versions", "--only", "0.32.4"] + (["--out", "o"] if "--out" not in args else [])
+    _one_line_exit(_cli(*argv, *args), place, env={"MLX_VJPCHECK_CACHE": str(place / "cache")})
+
+
+def test_versions_gpu_without_gpu(place):
+    import mlx.core as mx
+    if mx.is_available(mx.gpu):
+        pytest.skip("this machine has a GPU")
+    _one_line_exit(_cli("versions", "--device", "gpu", "--out", "o"), place)
+
+
+BUNDLE = [("missing",), ("runev", "--out", "file.txt"), ("runev", "--out", "notes"),
+          ("runev", "--out", "runev/b.zip"), ("notes",), ("file.txt",)]
+
+
+@pytest.mark.parametrize("args", BUNDLE, ids=[" ".join(a) for a in BUNDLE])
+def test_bundle(place, args):
+    _one_line_exit(_cli("bundle", "--skip-probes", *args), place)
+
+
+def test_bundle_refuses_to_replace_its_own_bundle_without_the_flag(place):
+    p = subprocess.run(_cli("bundle", "--skip-probes", "runev", "--out", "b.zip"), cwd=place,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    line = _one_line_exit(_cli("bundle", "--skip-probes", "runev", "--out", "b.zip"), place)
+    assert "--replace" in line
+    p = subprocess.run(_cli("bundle", "--skip-probes", "runev", "--out", "b.zip", "--replace"), cwd=place,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+CATALOG = [("--filter", "no-such"), ("--out", "file.txt"), ("--out", "notes"), ("--out", "file.txt/c.json")]
+
+
+@pytest.mark.parametrize("args", CATALOG, ids=[" ".join(a) for a in CATALOG])
+def test_catalog(place, args):
+    _one_line_exit(_cli("catalog", *args), place)
+
+
+NATIVE = [("--filter", "no-such-scenario"), ("--out", "file.txt"), ("--out", "runev")]
+
+
+@pytest.mark.parametrize("args", NATIVE, ids=[" ".join(a) for a in NATIVE])
+def test_native(place, args):
+    _one_line_exit(_cli("native", *args), place)
+
+
+VALIDATE = [(), ("missing",), ("file.txt",), ("notes",), ("--bogus",)]
+
+
+@pytest.mark.parametrize("args", VALIDATE, ids=[" ".join(a) or "none" for a in VALIDATE])
+def test_validate_artifacts(place, args):
+    _one_line_exit(_script("validate_artifacts.py", *args), place)
+
+
+BUILD = [(), ("--mlx-source", "notes", "--mlx-build", "notes"),
+         ("--mlx-source", "missing", "--mlx-build", "missing"), ("--bogus",)]
+
+
+@pytest.mark.parametrize("args", BUILD, ids=[" ".join(a) or "none" for a in BUILD])
+def test_build_and_test(place, args):
+    _one_line_exit(_script("build_and_test.py", *args), place)
+
+
+@pytest.mark.parametrize("args", [("--device", "tpu"), ("--bogus",)])
+def test_probes(place, args):
+    for probe in sorted((ROOT / "probes").glob("probe*.py")):
+        _one_line_exit([sys.executable, str(probe), *args], place)
+
+
+def test_help_shows_the_defaults():
+    for sub, needle in (("run", "default: artifacts/run"), ("native", "default: artifacts/native-wheel"),
+                        ("versions", "default: 300"), ("fuzz", "default: 60"), ("catalog", "glob")):
+        p = subprocess.run(_cli(sub, "--help"), capture_output=True, text=True)
+        assert p.returncode == 0 and needle in " ".join(p.stdout.split()), (sub, p.stdout)
+    p = subprocess.run(_cli("--version"), capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.startswith("mlx-vjpcheck ")
+
+
+# --- interrupts ----------------------------------------------------------------------------
+
+def _interrupt(argv, cwd, after_s):
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after_s)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    return p.returncode, out, err
+
+
+# The first ~0.1 s are the interpreter's own start-up (site), before any of our code runs.
+@pytest.mark.parametrize("after_s", [1.0, 3.0])
+def test_ctrl_c_during_run_is_one_line_and_130(tmp_path, after_s):
+    before = _listing(tmp_path)
+    rc, out, err = _interrupt(_cli("run", "--device", "cpu", "--out", "o"), tmp_path, after_s)
+    assert rc == 130, err
+    assert err.strip().splitlines()[-1:] == ["mlx-vjpcheck: interrupted"]
+    assert "Traceback" not in err
+    assert _listing(tmp_path) == before
+
+
+def test_interrupted_fuzz_keeps_its_findings_and_validates(tmp_path):
+    rc, out, err = _interrupt(_cli("fuzz", "--time", "120", "--seed", "0", "--db", "none", "--no-progress",
+                                   "--ops", "gather_mm", "--out", "fz"), tmp_path, 25)
+    assert rc == 130, err
+    assert "Traceback" not in err
+    campaign = json.loads((tmp_path / "fz" / "campaign.json").read_text())
+    assert campaign["interrupted"] is True
+    found = json.loads((tmp_path / "fz" / "findings.json").read_text())
+    assert found, "gather_mm's sorted-path defects are found within seconds"
+    v = subprocess.run(_script("validate_artifacts.py", tmp_path / "fz"), capture_output=True, text=True)
+    assert v.returncode == 0, v.stdout[-2000:]
+
+
+def test_native_without_cmake_is_one_line(place):
+    """cmake missing: one line naming what to install, before anything is built or written."""
+    env = {"PATH": os.path.dirname(sys.executable)}
+    line = _one_line_exit(_cli("native", "--filter", "report_example/joint/unsorted", "--out", "o"), place,
+                          env=env)
+    assert "cmake is not installed" in line
+
+
+def test_a_missing_dependency_is_named_with_its_install_command():
+    from mlx_vjpcheck.cli import options
+    with pytest.raises(options.UsageError) as e:
+        options.require("numpy", "no_such_module_vjpcheck", what="build_and_test.py")
+    assert "no_such_module_vjpcheck" in str(e.value) and "build_and_test.py" in str(e.value)

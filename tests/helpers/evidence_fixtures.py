@@ -1,0 +1,201 @@
+"""Evidence directories for validator tests, built from the package's own functions (no mlx).
+
+The "observed" values stand in for MLX: the float64 reference itself for a
+correct call, and a deliberately wrong gradient for a call tagged with a known
+defect on the sorted path, so the records carry passes and failures whose
+verdicts the validator must re-derive. Files go through evidence.rundir, so the
+layout (and manifest) is exactly what `mlx-vjpcheck run` writes.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.cli import validate as validate_cli
+from mlx_vjpcheck.core import checks as checks_mod
+from mlx_vjpcheck.core import verdict
+from mlx_vjpcheck.evidence import atomic, manifest, results, rundir
+from mlx_vjpcheck.running import environment
+
+ENV = {"python": "3.11.7", "platform": "test-platform", "mlx": None, "numpy": np.__version__,
+       "packages": {}, "compiler": None, "mlx_checkout_commit": None, "devices": {"cpu": "cpu"}}
+PASSING = ["gmm/report_example/joint/unsorted", "gmm/pair_loss/hessian/unsorted",
+           "qmm4/varied/left_repeat/unsorted"]
+FAILING = ["gmm/report_example/joint/sorted"]
+ERRORED = ["gmm/left_repeat/rank2_indices/sorted"]
+CRASHED = ["gmm/backing_tail/pos/sorted"]
+NAMES = PASSING + FAILING + ERRORED + CRASHED
+
+
+def scenarios(names=NAMES) -> list:
+    by_name = {s.name: s for s in catalog.catalog()}
+    return [by_name[n] for n in names]
+
+
+def observed(s, wrong: bool) -> dict:
+    exp = expect.expected(s)
+    obs = {k: np.asarray(v, dtype=np.float32).astype(np.float64) for k, v in exp.items()}
+    if wrong:   # the defect: the first differentiated operand's gradient is off by one
+        obs[f"grad:{s.wrt[0]}"] = obs[f"grad:{s.wrt[0]}"] + 1.0
+    for name in s.wrt if s.fd_step else ():
+        obs[f"fd:{name}"] = exp[f"grad:{name}"]   # FD of a correct forward follow the maths
+    return obs
+
+
+def run_checks(s, exp: dict, obs: dict) -> list:
+    """The checks `run` makes (the reference and elementwise-difference oracles)
+    from given observations, as running/oracles.py would from MLX's."""
+    tol, fd_tol = checks_mod.tolerance(s.dtype), checks_mod.tolerance(s.dtype, "fd")
+    out = [checks_mod.compare(k, obs[k], exp[k], *tol) for k in exp]
+    return out + [checks_mod.compare(f"fd:{n}", obs[f"grad:{n}"], obs[f"fd:{n}"], *fd_tol, kind="fd")
+                  for n in (s.wrt if s.fd_step else ())]
+
+
+def record(s, device="cpu", wrong=False) -> dict:
+    obs = observed(s, wrong)
+    checks = run_checks(s, expect.expected(s), obs)
+    return {"scenario": s.name, "device": device, "context": "run", "checks": checks, "error": None,
+            "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags),
+            "status": verdict.status(checks), "seconds": 0.001}
+
+
+def error_record(s, device="cpu") -> dict:
+    err = "ValueError: [scatter_add_axis] Indices of dimension 2 does not match array of dimension 1."
+    return {"scenario": s.name, "device": device, "checks": [], "error": err,
+            "status": verdict.status([], err), "seconds": 0.001}
+
+
+def crash_record(s, device="cpu") -> dict:
+    return {"scenario": s.name, "device": device, "checks": [], "status": "crashed",
+            "error": "process died (signal SIGSEGV)", "seconds": None}
+
+
+def results_data() -> dict:
+    recs = ([record(s) for s in scenarios(PASSING)] + [record(s, wrong=True) for s in scenarios(FAILING)]
+            + [error_record(s) for s in scenarios(ERRORED)] + [crash_record(s) for s in scenarios(CRASHED)])
+    # Scenarios picked by name, as `run --scenarios FILE` would: the validator checks each
+    # one against the catalog but not the record set.
+    prov = environment.provenance(["mlx-vjpcheck", "run", "--scenarios", "picked.json"],
+                                  {"filter": None, "scenarios": "picked.json"}, catalog.digest())
+    # Round-trip through JSON: the validator always sees what a file holds.
+    return json.loads(json.dumps(results.build(scenarios(), recs, dict(ENV), provenance=prov)))
+
+
+def run_dir(out) -> Path:
+    data = results_data()
+    with rundir.staged(out) as tmp:
+        atomic.write_json(Path(tmp) / "results.json", data)
+        atomic.write_json(Path(tmp) / "environment.json", data["environment"])
+    return Path(out)
+
+
+def native_dir(out) -> Path:
+    """The native layout: pristine fails the tagged scenario, patched passes all."""
+    names = PASSING + FAILING
+    pristine = results.build(scenarios(names), [record(s) for s in scenarios(PASSING)]
+                             + [record(s, wrong=True) for s in scenarios(FAILING)], dict(ENV), kind="native")
+    patched = results.build(scenarios(names), [record(s) for s in scenarios(names)], dict(ENV), kind="native")
+    rows = [{"scenario": r["scenario"], "device": r["device"], "pristine": r["status"], "patched": q["status"]}
+            for r, q in zip(pristine["records"], patched["records"])]
+    commands = [{"id": cid, "argv": ["c++", "-c", f"{cid}.cpp"], "cwd": "/tmp/build", "exit_code": 0,
+                 "seconds": 0.5, "stdout": f"logs/{cid}.out", "stderr": f"logs/{cid}.err"}
+                for cid in ("compile-pristine", "compile-patched", "run-pristine", "run-patched")]
+    with rundir.staged(out) as tmp:
+        tmp = Path(tmp)
+        atomic.write_json(tmp / "results-pristine.json", pristine)
+        atomic.write_json(tmp / "results-patched.json", patched)
+        atomic.write_json(tmp / "comparison.json", {"rows": rows})
+        atomic.write_json(tmp / "commands.json", commands)
+        atomic.write_json(tmp / "environment.json", ENV)
+        atomic.write_text(tmp / "patch.diff", "--- a/x.cpp\n+++ b/x.cpp\n@@ -1 +1 @@\n-a\n+b\n")
+        for c in commands:
+            atomic.write_text(tmp / c["stdout"], f"compiled {c['id']}\n")
+            atomic.write_text(tmp / c["stderr"], "")
+    return Path(out)
+
+
+def fuzz_dir(out, marker=None) -> Path:
+    """Findings layout (as fuzz.findings writes it); the reproducer would
+    create `marker` if anything ran it."""
+    s = scenarios(FAILING)[0]
+    sig = "gather_mm__grad-a__reference__wrong-value__lhs-sorted"
+    exp = {k: v.tolist() for k, v in expect.expected(s).items()}
+    finding = {"signature": sig, "oracle": "reference", "scenario": s.to_dict(),
+               "record": record(s, wrong=True), "expected": exp}
+    entry = {"signature": sig, "files": {"record": f"findings/{sig}.json",
+                                         "reproducer": f"findings/{sig}_repro.py"}}
+    script = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n" if marker else "pass\n"
+    with rundir.staged(out) as tmp:
+        tmp = Path(tmp)
+        atomic.write_json(tmp / "findings.json", [entry])
+        atomic.write_json(tmp / entry["files"]["record"], finding)
+        atomic.write_text(tmp / entry["files"]["reproducer"], script)
+    return Path(out)
+
+
+def versions_dir(out) -> Path:
+    """Version-matrix layout: probe 'probe' absent in 0.1.0, present in 0.2.0."""
+    from mlx_vjpcheck.versions import matrix as versions
+    script = b"import sys\nsys.exit(1)\n"
+    cells = {"0.1.0": (0, "absent"), "0.2.0": (1, "present")}
+    releases = [{"version": v, "package": "mlx-cpu", "install": {"status": "ok"},
+                 "install_log": f"logs/{v}/install.log",
+                 "probes": {"probe": {"exit_code": code, "status": st, "verdict": f"VERDICT: defect {st}",
+                                      "stdout": f"logs/{v}/probe.stdout", "stderr": f"logs/{v}/probe.stderr"}}}
+                for v, (code, st) in cells.items()]
+    doc = {"schema": versions.SCHEMA, "kind": "versions",
+           "probes": [{"id": "probe", "file": "probes/probe.py", "sha256": manifest.sha256(script)}],
+           "releases": releases,
+           "first_affected": {"probe": {"first": "0.2.0", "last_unaffected": "0.1.0"}},
+           "summary": {"releases": 2, "installed": 2, "cells": {"present": 1, "absent": 1, "cannot test": 0}}}
+    with rundir.staged(out) as tmp:
+        tmp = Path(tmp)
+        atomic.write_json(tmp / "versions.json", doc)
+        atomic.write_json(tmp / "environment.json", ENV)
+        atomic.write_bytes(tmp / "probes" / "probe.py", script)
+        for v, (code, st) in cells.items():
+            for f in ("install.log", "probe.stderr"):
+                atomic.write_text(tmp / "logs" / v / f, f"{v} {f}\n")
+            atomic.write_text(tmp / "logs" / v / "probe.stdout", f"mlx {v}, device cpu\nVERDICT: defect {st}\n")
+    return Path(out)
+
+
+FUZZ_RECORD = "findings/gather_mm__grad-a__reference__wrong-value__lhs-sorted.json"
+
+
+def rewrite_manifest(root) -> None:
+    """What a careful forger does after editing a file."""
+    atomic.write_text(Path(root) / manifest.NAME, manifest.render(root))
+
+
+def edit_json(path, fn, remanifest: bool) -> None:
+    path = Path(path)
+    data = json.loads(path.read_text())
+    fn(data)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True))
+    if remanifest:
+        rewrite_manifest(path.parent)
+
+
+def validate(path, env=None):
+    """validate_artifacts.py in a subprocess: (returncode, stdout, stderr)."""
+    root = Path(__file__).resolve().parents[2]
+    p = subprocess.run([sys.executable, str(root / "validate_artifacts.py"), str(path)],
+                       capture_output=True, text=True, timeout=120, env=env, cwd=root)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(path):
+    """The validator in-process (fast): (returncode, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = validate_cli.main([str(path)])
+    return rc, out.getvalue(), err.getvalue()
