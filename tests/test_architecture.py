@@ -134,6 +134,30 @@ def test_registry_is_the_explicit_module_list():
         assert isinstance(info, OpInfo) and info.name == name
 
 
+def test_no_op_module_imports_another_op_module():
+    """Shared code lives in ops/_support/; an op module imports core and _support only."""
+    graph = _graph()
+    op_modules = {f"ops.{m}" for m in ops.MODULES}
+    bad = [f"{m} -> {d}" for m in op_modules for d in graph[m] if d in op_modules or d == "ops"]
+    assert bad == []
+    support = {m for m in graph if m.startswith("ops._support")}
+    assert not [f"{m} -> {d}" for m in support for d in graph[m] if d in op_modules]
+
+
+def test_every_call_file_is_standalone_and_every_op_names_one():
+    """ops/repro/*.py import mlx, numpy and the standard library only (reproducers embed
+    them as text) and have no `from __future__` (an embedded one would be a syntax error)."""
+    from mlx_vjpcheck.cases import reproducer
+    for f in sorted((PKG / "ops" / "repro").glob("*.py")):
+        text = f.read_text(encoding="utf-8")
+        assert "from __future__" not in text, f.name
+        if f.stem != "__init__":
+            assert not reproducer._foreign_imports(ast.parse(text)), f.name
+    for name, info in ops.registry().items():
+        assert info.mlx_call.startswith(".ops.repro."), name
+        assert (PKG / "ops" / "repro" / (info.mlx_call.split(":")[0].rsplit(".", 1)[1] + ".py")).is_file(), name
+
+
 def _base():
     return ops.get("gather_mm")
 
@@ -143,13 +167,14 @@ def _base():
     (dict(differentiable=("a", "zz")), "differentiable"),
     (dict(differentiable=()), "differentiable"),
     (dict(integer_operands=("a",)), "integer_operands"),
-    (dict(index_arrays=("middle",)), "index_arrays"),
-    (dict(index_arrays=(), has_sorted_flag=True), "has_sorted_flag"),
+    (dict(optional_operands=("zz",)), "optional_operands"),
+    (dict(optional_operands=("a",)), "optional_operands"),
+    (dict(variants=(("sorted", "x"),)), "variants"),
+    (dict(conditional_tags={"t": 1}), "conditional_tags"),
     (dict(reference=None), "reference"),
     (dict(mlx_call="not a path"), "mlx_call"),
     (dict(strategy="not callable"), "strategy"),
-    (dict(repro_source=None), "repro_source"),
-    (dict(repro_source="def ref_forward(): pass"), "repro_source"),
+    (dict(rule=""), "rule"),
     (dict(fuzz_weight=0), "fuzz_weight"),
 ])
 def test_an_inconsistent_record_is_rejected_naming_op_and_field(change, field):
@@ -163,7 +188,7 @@ def test_every_registered_op_is_complete():
     for name, info in ops.registry().items():
         assert info.scenarios is not None and info.catalog_scenarios(), name
         if info.has_vjp:
-            assert info.strategy is not None and info.repro_source, name
+            assert info.strategy is not None and info.rule, name
         assert all(s.op == name for s in info.catalog_scenarios())
 
 
@@ -188,3 +213,13 @@ def test_validation_path_needs_numpy_only(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "checks passed" in p.stdout
+
+
+def test_no_tracked_file_is_over_1_mb():
+    """Nothing binary or generated over 1 MB is tracked (the layout's rule)."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    big = [n for n in names.decode().split("\0") if n and (ROOT / n).is_file()
+           and (ROOT / n).stat().st_size > 1 << 20]
+    assert big == []

@@ -1,10 +1,15 @@
-"""Adding an op is one new module plus one registration line.
+"""Adding an op is one new module plus one registration line; adding an oracle
+is one ORACLES row plus one measuring function.
 
 The test does exactly that on a copy of the package: it writes
 harness/ops/toy_rows.py (row gather whose custom VJP assigns instead of adding,
-the bug class of seed 001), adds "toy_rows" to ops.MODULES, and sees the op
+the bug class of seed 001) and adds "toy_rows" to ops.MODULES; it adds the
+row of a toy oracle (the VJP is linear in the cotangent: J^T(2g) = 2 J^T g)
+to judging/oracles.py and its function to running/oracles.py. Then the op is
 listed by the catalog, failed by the runner where rows repeat and passed where
-they do not, found by the fuzzer, and its evidence validated.
+they do not, found by the fuzzer with a reproducer that says so; the toy
+oracle's checks are in `run`'s results, and the validator re-checks them (a
+forged one is rejected).
 """
 from __future__ import annotations
 
@@ -29,94 +34,94 @@ TOY = textwrap.dedent('''
     from ..core.tensors import index_tensor, tensor
 
 
-    def reference(inp, lhs, rhs, params):
-        return np.asarray(inp["a"], dtype=np.float64)[np.asarray(lhs, dtype=np.int64)]
+    def reference(inp, params):
+        return np.asarray(inp["a"], dtype=np.float64)[np.asarray(inp["idx"], dtype=np.int64)]
 
 
-    def reference_vjp(inp, g, lhs, rhs, params):
+    def reference_vjp(inp, g, params):
         da = np.zeros(np.shape(inp["a"]))
-        for q, i in enumerate(np.asarray(lhs, dtype=np.int64).ravel()):
+        for q, i in enumerate(np.asarray(inp["idx"], dtype=np.int64).ravel()):
             da[i] += np.asarray(g)[q]
         return {"a": da}
 
 
-    def mlx_call(ops, lhs, rhs, sorted_indices, params):
+    def mlx_call(operands, params):
         import mlx.core as mx
+        idx = mx.array(operands["idx"].astype("uint32"))
 
         @mx.custom_function
         def f(a):
-            return a[lhs]
+            return a[idx]
 
         @f.vjp
         def f_vjp(primals, cotangent, output):
             da = mx.zeros_like(primals)  # one primal: MLX passes the array itself
-            da[lhs] = cotangent          # the bug: repeated rows keep one contribution
+            da[idx] = cotangent          # the bug: repeated rows keep one contribution
             return da
-        return f(ops["a"])
+        return f(operands["a"])
 
 
     def scenarios():
         a = tensor(np.arange(12).reshape(4, 3) % 5 - 2)
-        return [Scenario(name="toy/repeat", op="toy_rows", operands={"a": a}, wrt=("a",),
-                         lhs_indices=index_tensor([0, 0, 2])),
-                Scenario(name="toy/unique", op="toy_rows", operands={"a": a}, wrt=("a",),
-                         lhs_indices=index_tensor([3, 0, 2]))]
+        return [Scenario(name="toy/repeat", op="toy_rows", operands={"a": a, "idx": index_tensor([0, 0, 2])},
+                         wrt=("a",)),
+                Scenario(name="toy/unique", op="toy_rows", operands={"a": a, "idx": index_tensor([3, 0, 2])},
+                         wrt=("a",))]
 
 
     def fuzz_case(draw, dtypes=("float32",)):
         V, W = draw(D.irange(1, 4)), draw(D.irange(1, 3))
         idx = D.index_values(draw, (draw(D.irange(1, 4)),), V, False)
         a = D.layout(draw, (), (V, W), draw(D.irange(0, 99)), draw(D.choice(dtypes)))
-        return D.finish(Scenario(name="", op="toy_rows", operands={"a": a}, wrt=("a",),
-                                 lhs_indices=index_tensor(idx)))
+        return D.finish(Scenario(name="", op="toy_rows", operands={"a": a, "idx": index_tensor(idx)},
+                                 wrt=("a",)))
 
 
-    REPRO = """
-    INTEGER_OPERANDS = ()
-
-
-    def ref_forward(inp, lhs, rhs, params):
-        return inp["a"][lhs]
-
-
-    def ref_vjp(inp, g, lhs, rhs, params):
-        da = np.zeros(inp["a"].shape)
-        for q, i in enumerate(lhs.ravel().tolist()):
-            da[i] = da[i] + g[q]
-        return {"a": da}
-
-
-    def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-        @mx.custom_function
-        def f(a):
-            return a[lhs]
-
-        @f.vjp
-        def f_vjp(primals, cotangent, output):
-            da = mx.zeros_like(primals)
-            da[lhs] = cotangent
-            return da
-        return f(ops["a"])
-    """
-
-    OPS = (OpInfo(name="toy_rows", operands=("a",), differentiable=("a",), index_arrays=("lhs",),
+    OPS = (OpInfo(name="toy_rows", operands=("a", "idx"), differentiable=("a",), integer_operands=("idx",),
                   reference=reference, reference_vjp=reference_vjp, mlx_call=".ops.toy_rows:mlx_call",
-                  scenarios=scenarios, strategy=fuzz_case, repro_source=REPRO),)
+                  rule="dA[l] = sum of G_q over q with idx_q = l", scenarios=scenarios, strategy=fuzz_case),)
 ''')
+
+ROW = ('    Oracle("linearity", "the VJP is linear in the cotangent: J^T(2g) = 2 J^T g", ("linearity",),\n'
+       '           ("run", "fuzz", "gate", "validator"), f"{R}:linearity", rechecks.self_consistent,\n'
+       '           confirms=False),\n')
+
+FUNCTION = textwrap.dedent('''
+
+    def linearity(t, call) -> list:
+        """J^T (2 g) against 2 J^T g, from a fresh VJP with the doubled cotangent."""
+        if not t.grads:
+            return []
+        _, doubled = execute.Call(t.s).vjp(2 * t.cotangent)
+        return [checks.compare(f"linear:{n}", doubled[n], 2 * t.grads[n], *_tol(t), kind="linearity")
+                for n in t.s.wrt]
+''')
+
+
+def _add_line(path, after: str, line: str) -> None:
+    """Insert `line` after the line `after`; exactly one line more."""
+    text = path.read_text()
+    assert text.count(after) == 1, after
+    path.write_text(text.replace(after, after + line))
 
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
-    """A copy of the package with the toy op added: one new file, one new line."""
+    """A copy of the package with the toy op and the toy oracle added."""
     src = tmp_path_factory.mktemp("src")
     shutil.copytree(ROOT / "harness", src / "harness", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "validate_artifacts.py", src)
     (src / "harness" / "ops" / "toy_rows.py").write_text(TOY)
     init = src / "harness" / "ops" / "__init__.py"
-    text = init.read_text()
-    before = text.count("\n")
-    init.write_text(text.replace('    "gather_family",\n', '    "gather_family",\n    "toy_rows",\n'))
+    before = init.read_text().count("\n")
+    _add_line(init, '    "gather_family",\n', '    "toy_rows",\n')
     assert init.read_text().count("\n") == before + 1
+    table = src / "harness" / "judging" / "oracles.py"   # the row goes last in BUILT_IN
+    text = table.read_text()
+    assert text.count(")\n\n_TABLE: list = []") == 1
+    table.write_text(text.replace(")\n\n_TABLE: list = []", ROW + ")\n\n_TABLE: list = []"))
+    with open(src / "harness" / "running" / "oracles.py", "a") as fh:
+        fh.write(FUNCTION)
     return src
 
 
@@ -138,9 +143,14 @@ def test_catalog_lists_the_new_op(package):
     assert names == ["toy/repeat", "toy/unique"]
 
 
-def test_runner_fails_it_where_rows_repeat_and_the_evidence_validates(package, tmp_path):
-    out = tmp_path / "run"
-    p = _cli(package, "run", "--device", "cpu", "--filter", "toy/", "--out", out)
+@pytest.fixture(scope="module")
+def toy_run(package, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "run"
+    return _cli(package, "run", "--device", "cpu", "--filter", "toy/", "--out", out), out
+
+
+def test_runner_fails_it_where_rows_repeat_and_the_evidence_validates(package, toy_run):
+    p, out = toy_run
     assert p.returncode == 1, p.stdout + p.stderr
     recs = {r["scenario"]: r for r in json.loads((out / "results.json").read_text())["records"]}
     assert recs["toy/repeat"]["status"] == "fail" and recs["toy/unique"]["status"] == "pass"
@@ -148,6 +158,23 @@ def test_runner_fails_it_where_rows_repeat_and_the_evidence_validates(package, t
     assert bad == ["grad:a"]
     v = _validate(package, out)
     assert v.returncode == 0 and "checks passed" in v.stdout, v.stdout + v.stderr
+
+
+def test_the_new_oracle_reaches_run_and_the_validator_rechecks_it(package, toy_run, tmp_path):
+    _, out = toy_run
+    recs = json.loads((out / "results.json").read_text())["records"]
+    linear = [c for r in recs for c in r["checks"] if c["kind"] == "linearity"]
+    assert {c["name"] for c in linear} == {"linear:a"} and len(linear) == 2 and all(c["passed"] for c in linear)
+    forged = tmp_path / "forged"
+    shutil.copytree(out, forged)
+    data = json.loads((forged / "results.json").read_text())
+    check = next(c for r in data["records"] for c in r["checks"] if c["kind"] == "linearity")
+    check["observed"] = [[v + 1.0 for v in row] for row in check["observed"]]   # passed stays true
+    (forged / "results.json").write_text(json.dumps(data))
+    from mlx_vjpcheck.evidence import manifest
+    (forged / manifest.NAME).write_text(manifest.render(forged))
+    v = _validate(package, forged)
+    assert v.returncode == 1 and "linear:a" in v.stdout, v.stdout + v.stderr
 
 
 def test_fuzzer_finds_it_and_the_findings_validate(package, tmp_path):
@@ -159,3 +186,6 @@ def test_fuzzer_finds_it_and_the_findings_validate(package, tmp_path):
     assert found and all(f["op"] == "toy_rows" and f["oracle"] == "reference" for f in found)
     v = _validate(package, out)
     assert v.returncode == 0, v.stdout + v.stderr
+    script = out / found[0]["files"]["reproducer"]
+    repro = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert repro.returncode == 1 and "VERDICT: defect present" in repro.stdout, repro.stdout + repro.stderr

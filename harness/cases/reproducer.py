@@ -140,19 +140,30 @@ def _var(name: str) -> str:
     return f"{name}_" if name in RESERVED else name
 
 
-def call_source(info) -> str:
-    """The op's MLX call file, checked to be standalone (mlx, numpy, stdlib math)."""
-    path = Path(opinfo.source_file(info.mlx_call))
-    text = path.read_text(encoding="utf-8")
-    for node in ast.walk(ast.parse(text)):
+def _foreign_imports(tree) -> list:
+    out = []
+    for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        for n in names:
-            if n.split(".")[0] not in ALLOWED_IMPORTS or (isinstance(node, ast.ImportFrom) and node.level):
-                raise NotReproducible(f"{path.name} imports {n!r}: a call file must be standalone")
-    attr = info.mlx_call.split(":")[1]
-    return (f"# the MLX call, as the harness runs it (harness/ops/repro/{path.name})\n" + _body_of(text).rstrip()
-            + ("" if attr == "mlx_call" else f"\n\n\nmlx_call = {attr}") + "\n")
+        out += [n for n in names if n.split(".")[0] not in ALLOWED_IMPORTS
+                or (isinstance(node, ast.ImportFrom) and node.level)]
+    return out
+
+
+def call_source(info) -> str:
+    """The op's MLX call as standalone source: its call file whole (ops/repro/, mlx,
+    numpy and stdlib math only), or, where the call lives in a module that imports
+    more (a plugin op), the call function alone, which must then use only mx and np."""
+    path = Path(opinfo.source_file(info.mlx_call))
+    text = path.read_text(encoding="utf-8")
+    tree, attr = ast.parse(text), info.mlx_call.split(":")[1]
+    alias = "" if attr == "mlx_call" else f"\n\n\nmlx_call = {attr}"
+    if not _foreign_imports(tree):
+        return f"# the MLX call, as the harness runs it ({path.name})\n" + _body_of(text).rstrip() + alias + "\n"
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == attr), None)
+    if fn is None or _foreign_imports(fn):
+        raise NotReproducible(f"{path.name}: {attr} is not a standalone function a reproducer can embed")
+    return f"# the MLX call, as the harness runs it ({path.name})\n" + ast.get_source_segment(text, fn) + alias + "\n"
 
 
 def _body_of(text: str) -> str:

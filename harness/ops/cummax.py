@@ -40,6 +40,7 @@ from ._support.lanes import (SCAN_FLAGS, distinct_values, flag_name, from_lanes,
 # --- float64 reference (kind "max" or "min") ------------------------------------------------
 
 IDENTITY = {"max": -np.inf, "min": np.inf}
+IDENTITY_TEXT = {"max": "-inf", "min": "+inf"}
 
 
 def _trimmed(params) -> bool:
@@ -208,8 +209,8 @@ def record(kind) -> OpInfo:
         reference_vjp=reference_vjp_of(kind), exact=True, mlx_call=f".ops.repro.cummax:cum{kind}",
         scenarios=scenarios_of(kind), strategy=fuzz_case_of(kind),
         rule=f"y[i] = the {kind}imum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored "
-             f"when reversed; empty: {IDENTITY[kind]}, dropped when trim); dx[j] = sum of g[i] over the "
-             f"returned outputs i whose {kind}imum x[j] holds")
+             f"when reversed; empty: {IDENTITY_TEXT[kind]}, dropped when trim); dx[j] = sum of g[i] over "
+             f"the returned outputs i whose {kind}imum x[j] holds")
 
 
 OPS = (record("max"), record("min"))

@@ -2,7 +2,7 @@
 
 slice_update (operands a, u), params["form"]:
   dynamic     mx.slice_update(a, u, start, axes): DynamicSliceUpdate, the start
-              indices an array (the scenario's lhs), axes in any order, negative
+              indices an array (the integer operand `start`), axes in any order, negative
               axes allowed. MLX's shape rule: u is right-aligned against a; leading
               axes u lacks take a's full extent (extent 1 on a listed axis), the
               others u's extent; u is broadcast to that region.
@@ -10,8 +10,8 @@ slice_update (operands a, u), params["form"]:
               or [start, stop, step] with steps of either sign; u broadcasts to the
               selected region (ints drop their axis).
   static_add  a.at[key].add(u): SliceUpdate (Sum).
-dynamic_slice (operand a): mx.slice(a, start, axes, slice_size): DynamicSlice;
-  unlisted axes start at 0.
+dynamic_slice (operands a, start): mx.slice(a, start, axes, slice_size):
+  DynamicSlice; unlisted axes start at 0.
 params["start_dtype"] (uint32 default, int32, int64, uint8) and ["scalar_start"]
 (a 0-d start for one axis) vary how the start array reaches MLX.
 
@@ -22,18 +22,21 @@ inside too for static_add), d u = g over the region summed over u's broadcast
 copies; dynamic_slice: d a = g placed in the region, zero elsewhere. The start
 indices are not differentiated (MLX refuses that). Starts always keep the region
 inside a: MLX does not clamp dynamic starts (out-of-range starts read or write
-outside the buffer), so such calls are not a gradient question.
+outside the buffer), so such calls are not a gradient question. The MLX calls are
+ops/repro/slice_update.py; the slices are drawn as at_max's (_support/scatter.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core import draw as D
+from ..core import layout
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
-from .at_set import draw_slices
+from ._support.scatter import draw_slices
 
+START = "start"
 START_DTYPES = ("uint32", "int32", "int64", "uint8")
 
 # --- the region: per axis, which positions of a; which axes the update keeps ------------------
@@ -55,9 +58,9 @@ def dynamic_extent(a_shape, u_shape, axes) -> tuple:
     return tuple(up)
 
 
-def _starts(lhs, axes, ndim) -> list:
+def _starts(start_idx, axes, ndim) -> list:
     start = [0] * ndim
-    for ax, s in zip(axes, np.asarray(lhs, dtype=np.int64).reshape(-1).tolist()):
+    for ax, s in zip(axes, np.asarray(start_idx, dtype=np.int64).reshape(-1).tolist()):
         start[ax] = s
     return start
 
@@ -69,7 +72,7 @@ def _span(start, extent, n, ax):
     return list(range(start, start + extent))
 
 
-def region(a_shape, u_shape, lhs, params) -> tuple:
+def region(a_shape, u_shape, start_idx, params) -> tuple:
     """(positions per axis, kept axes): the region of a, in the update's order."""
     form, n = params.get("form", "slice"), len(a_shape)
     if form in ("static", "static_add"):
@@ -78,13 +81,13 @@ def region(a_shape, u_shape, lhs, params) -> tuple:
         return pos, [d for d, s in enumerate(params["slices"]) if not isinstance(s, int)]
     axes = _axes(params, n)
     size = dynamic_extent(a_shape, u_shape, axes) if form == "dynamic" else tuple(params["size"])
-    start = _starts(lhs, axes, n)
+    start = _starts(start_idx, axes, n)
     return [_span(start[d], size[d], a_shape[d], d) for d in range(n)], list(range(n))
 
 
-def region_map(a_shape, u_shape, lhs, params) -> tuple:
-    """(flat index into a, flat index into u or -1) for every region element."""
-    pos, kept = region(a_shape, u_shape, lhs, params)
+def region_map(a_shape, u_shape, start_idx, params) -> tuple:
+    """(flat index into a, flat index into u, or None without u) for every region element."""
+    pos, kept = region(a_shape, u_shape, start_idx, params)
     grid = np.ix_(*[np.asarray(p, dtype=np.int64) for p in pos])
     flat = np.ravel_multi_index(grid, a_shape)
     flat = flat.reshape([len(pos[d]) for d in kept])
@@ -100,9 +103,9 @@ def _f64(x):
     return np.asarray(x, dtype=np.float64)
 
 
-def reference(inp, lhs, rhs, params):
+def reference(inp, params):
     a, u = _f64(inp["a"]), _f64(inp["u"])
-    tgt, src = region_map(a.shape, u.shape, lhs, params)
+    tgt, src = region_map(a.shape, u.shape, inp.get(START), params)
     out, uf = a.ravel().copy(), u.ravel()
     add = params["form"] == "static_add"
     for t, s in zip(tgt.tolist(), src.tolist()):
@@ -110,9 +113,9 @@ def reference(inp, lhs, rhs, params):
     return out.reshape(a.shape)
 
 
-def reference_vjp(inp, g, lhs, rhs, params):
+def reference_vjp(inp, g, params):
     a, u, g = _f64(inp["a"]), _f64(inp["u"]), _f64(g).ravel()
-    tgt, src = region_map(a.shape, u.shape, lhs, params)
+    tgt, src = region_map(a.shape, u.shape, inp.get(START), params)
     da, du = g.copy(), np.zeros(u.size)
     for t, s in zip(tgt.tolist(), src.tolist()):
         du[s] += g[t]
@@ -121,44 +124,19 @@ def reference_vjp(inp, g, lhs, rhs, params):
     return {"a": da.reshape(a.shape), "u": du.reshape(u.shape)}
 
 
-def slice_reference(inp, lhs, rhs, params):
+def slice_reference(inp, params):
     a = _f64(inp["a"])
-    tgt, _ = region_map(a.shape, None, lhs, params)
+    tgt, _ = region_map(a.shape, None, inp[START], params)
     return a.ravel()[tgt].reshape(tuple(params["size"]))
 
 
-def slice_reference_vjp(inp, g, lhs, rhs, params):
+def slice_reference_vjp(inp, g, params):
     a = _f64(inp["a"])
-    tgt, _ = region_map(a.shape, None, lhs, params)
+    tgt, _ = region_map(a.shape, None, inp[START], params)
     da = np.zeros(a.size)
     for t, x in zip(tgt.tolist(), _f64(g).ravel().tolist()):
         da[t] += x
     return {"a": da.reshape(a.shape)}
-
-
-# --- the MLX calls ----------------------------------------------------------------------------
-
-def mlx_start(mx, lhs, params):
-    start = np.asarray(lhs).astype(params.get("start_dtype", "uint32"))
-    return mx.array(start.reshape(()) if params.get("scalar_start") else start)
-
-
-def mlx_call(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    a, u, form = ops["a"], ops["u"], params["form"]
-    if form == "dynamic":
-        return mx.slice_update(a, u, mlx_start(mx, lhs, params), list(params["axes"]))
-    key = tuple(s if isinstance(s, int) else slice(*s) for s in params["slices"])
-    if form == "static_add":
-        return a.at[key].add(u)
-    out = mx.array(a)    # a copy: assignment replaces the copy's graph node, never a's
-    out[key] = u
-    return out
-
-
-def mlx_slice(ops, lhs, rhs, sorted_indices, params):
-    import mlx.core as mx
-    return mx.slice(ops["a"], mlx_start(mx, lhs, params), list(params["axes"]), list(params["size"]))
 
 
 # --- catalog ------------------------------------------------------------------------------------
@@ -167,19 +145,19 @@ def _vals(shape, seed, lo=-4, hi=5):
     return np.random.RandomState(seed).randint(lo, hi, size=shape)
 
 
+def _start_operand(start) -> dict:
+    """The start indices as an operand (none for the static forms)."""
+    return {} if start is None else {START: index_tensor(start)}
+
+
 def _upd(name, a, u_shape, params, start=None, seed=0, desc=""):
     a = a if hasattr(a, "views") else tensor(_vals(a, 140 + seed))
-    a_shape = np.shape(_logical(a))
+    a_shape = np.shape(layout.logical(a))
+    u = tensor(_vals(u_shape, 150 + seed, 5, 10))
     return Scenario(name=f"slice_update/{name}", op="slice_update",
-                    operands={"a": a, "u": tensor(_vals(u_shape, 150 + seed, 5, 10))}, wrt=("a", "u"),
-                    lhs_indices=None if start is None else index_tensor(start), params=params,
+                    operands={"a": a, "u": u, **_start_operand(start)}, wrt=("a", "u"), params=params,
                     cotangent=tensor(_vals(a_shape, 160 + seed)), fd_step=1.0 / 16, family="slice",
                     description=desc)
-
-
-def _logical(t):
-    from ..core import layout
-    return layout.logical(t)
 
 
 def _transposed3():
@@ -221,8 +199,8 @@ def update_scenarios() -> list:
 
 def _sl(name, a, size, axes, start, seed=0, desc="", **extra):
     a = a if hasattr(a, "views") else tensor(_vals(a, 180 + seed))
-    return Scenario(name=f"dynamic_slice/{name}", op="dynamic_slice", operands={"a": a}, wrt=("a",),
-                    lhs_indices=index_tensor(start), params=dict({"axes": axes, "size": size}, **extra),
+    return Scenario(name=f"dynamic_slice/{name}", op="dynamic_slice", operands={"a": a, **_start_operand(start)},
+                    wrt=("a",), params=dict({"axes": axes, "size": size}, **extra),
                     cotangent=tensor(_vals(tuple(size), 190 + seed)), fd_step=1.0 / 16, family="slice",
                     description=desc)
 
@@ -281,7 +259,7 @@ def update_fuzz(draw, dtypes=("float32",)) -> Scenario:
     dtype = draw(D.choice(dtypes))
     shape = tuple(draw(D.irange(1, 5)) for _ in range(draw(D.irange(1, 3))))
     form = draw(D.choice(("dynamic", "static", "static_add")))
-    lhs = None
+    start = None
     if form == "dynamic":
         axes, start, extent = _dynamic_region(draw, shape)
         params = dict({"form": form, "axes": axes}, **_start_params(draw, len(axes)))
@@ -290,7 +268,6 @@ def update_fuzz(draw, dtypes=("float32",)) -> Scenario:
                         draw(D.choice((1, extent[d]))) for d in range(len(shape)))
         # leading axes u drops take a's full extent, or 1 where listed: MLX's rule
         u_shape = u_shape[draw(D.irange(0, len(shape) - 1)):] if draw(D.irange(0, 3)) == 3 else u_shape
-        lhs = np.asarray(start, dtype=np.int64)
     else:
         params = {"form": form, "slices": draw_slices(draw, shape)}
         pos, kept = region(shape, None, None, params)
@@ -300,9 +277,9 @@ def update_fuzz(draw, dtypes=("float32",)) -> Scenario:
     wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "u")))))
     cot, cmode = D.cotangent(draw, shape, dtype)
     return D.finish(Scenario(name="", op="slice_update",
-                             operands={"a": _a_operand(draw, shape, seed, dtype), "u": u}, wrt=wrt,
-                             lhs_indices=None if lhs is None else index_tensor(lhs), params=params,
-                             cotangent=cot, family="slice",
+                             operands={"a": _a_operand(draw, shape, seed, dtype), "u": u,
+                                       **_start_operand(start)},
+                             wrt=wrt, params=params, cotangent=cot, family="slice",
                              description=f"generated: {form} a{shape} u{u_shape}, cotangent {cmode}"))
 
 
@@ -314,112 +291,23 @@ def slice_fuzz(draw, dtypes=("float32",)) -> Scenario:
     seed = draw(D.irange(0, 2**16))
     cot, cmode = D.cotangent(draw, tuple(extent), dtype)
     a = _a_operand(draw, shape, seed, dtype)
-    return D.finish(Scenario(name="", op="dynamic_slice", operands={"a": a},
-                             wrt=("a",), lhs_indices=index_tensor(start), params=params, cotangent=cot,
-                             family="slice",
+    return D.finish(Scenario(name="", op="dynamic_slice", operands={"a": a, **_start_operand(start)},
+                             wrt=("a",), params=params, cotangent=cot, family="slice",
                              description=f"generated: a{shape} size {extent}, cotangent {cmode}"))
-
-
-# --- reproducer snippets ---------------------------------------------------------------------------
-
-REGION = r'''
-INTEGER_OPERANDS = ()
-
-
-def positions(a_shape, u_shape, lhs, params):
-    """Per axis the positions of a in the region, and the axes the update keeps."""
-    n, form = len(a_shape), params.get("form", "slice")
-    if form in ("static", "static_add"):
-        pos = [[s % m] if isinstance(s, int) else list(range(*slice(*s).indices(m)))
-               for s, m in zip(params["slices"], a_shape)]
-        return pos, [d for d in range(n) if not isinstance(params["slices"][d], int)]
-    axes = [ax % n for ax in params["axes"]]
-    starts = dict(zip(axes, [int(x) for x in np.asarray(lhs).reshape(-1)]))
-    if form == "dynamic":   # u right-aligned; missing leading axes span a (1 where listed)
-        lead = n - len(u_shape)
-        size = [1 if d in axes else a_shape[d] for d in range(lead)] + \
-            [min(u_shape[d - lead], a_shape[d]) for d in range(lead, n)]
-    else:
-        size = list(params["size"])
-    return [list(range(starts.get(d, 0), starts.get(d, 0) + size[d])) for d in range(n)], list(range(n))
-
-
-def cells(a_shape, u_shape, lhs, params):
-    """[(index tuple into a, index tuple into the region)] over the region."""
-    pos, kept = positions(a_shape, u_shape, lhs, params)
-    out = []
-    for ix in np.ndindex(*[len(p) for p in pos]):
-        out.append((tuple(pos[d][ix[d]] for d in range(len(pos))), tuple(ix[d] for d in kept)))
-    return out
-
-
-def mlx_start(mx, lhs, params):
-    start = np.asarray(lhs).astype(params.get("start_dtype", "uint32"))
-    return mx.array(start.reshape(()) if params.get("scalar_start") else start)
-'''
-
-UPDATE_REPRO = REGION + r'''
-
-def ref_forward(inp, lhs, rhs, params):
-    out, u = inp["a"].copy(), inp["u"]
-    for at, r in cells(inp["a"].shape, u.shape, lhs, params):
-        val = u[tuple(i if m > 1 else 0 for i, m in zip(r[len(r) - u.ndim:], u.shape))]
-        out[at] = out[at] + val if params["form"] == "static_add" else val
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    u = inp["u"]
-    da, du = g.copy(), np.zeros(u.shape)
-    for at, r in cells(inp["a"].shape, u.shape, lhs, params):
-        ui = tuple(i if m > 1 else 0 for i, m in zip(r[len(r) - u.ndim:], u.shape))
-        du[ui] = du[ui] + g[at]
-        if params["form"] != "static_add":
-            da[at] = 0.0
-    return {"a": da, "u": du}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    a, u = ops["a"], ops["u"]
-    if params["form"] == "dynamic":
-        return mx.slice_update(a, u, mlx_start(mx, lhs, params), list(params["axes"]))
-    key = tuple(s if isinstance(s, int) else slice(*s) for s in params["slices"])
-    if params["form"] == "static_add":
-        return a.at[key].add(u)
-    out = mx.array(a)
-    out[key] = u
-    return out
-'''
-
-SLICE_REPRO = REGION + r'''
-
-def ref_forward(inp, lhs, rhs, params):
-    out = np.zeros(tuple(params["size"]))
-    for at, r in cells(inp["a"].shape, None, lhs, params):
-        out[r] = inp["a"][at]
-    return out
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    da = np.zeros(inp["a"].shape)
-    for at, r in cells(inp["a"].shape, None, lhs, params):
-        da[at] = da[at] + g[r]
-    return {"a": da}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    return mx.slice(ops["a"], mlx_start(mx, lhs, params), list(params["axes"]), list(params["size"]))
-'''
 
 
 OPS = (
     OpInfo(name="slice_update",
            summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
-           operands=("a", "u"), differentiable=("a", "u"), index_arrays=("lhs",), reference=reference,
-           reference_vjp=reference_vjp, exact=True, multilinear=True, mlx_call=".ops.slice_update:mlx_call",
-           scenarios=update_scenarios, strategy=update_fuzz, repro_source=UPDATE_REPRO),
+           operands=("a", "u", START), differentiable=("a", "u"), integer_operands=(START,),
+           optional_operands=(START,), reference=reference, reference_vjp=reference_vjp, exact=True,
+           multilinear=True,
+           rule="d a = g outside the region (and inside too for static_add); d u = g over the region, "
+                "summed over u's broadcast copies",
+           mlx_call=".ops.repro.slice_update:slice_update", scenarios=update_scenarios, strategy=update_fuzz),
     OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
-           operands=("a",), differentiable=("a",), index_arrays=("lhs",), reference=slice_reference,
-           reference_vjp=slice_reference_vjp, exact=True, multilinear=True, mlx_call=".ops.slice_update:mlx_slice",
-           scenarios=slice_scenarios, strategy=slice_fuzz, repro_source=SLICE_REPRO),
+           operands=("a", START), differentiable=("a",), integer_operands=(START,), reference=slice_reference,
+           reference_vjp=slice_reference_vjp, exact=True, multilinear=True,
+           rule="out = a over the region; d a = g placed in the region, 0 elsewhere",
+           mlx_call=".ops.repro.slice_update:dynamic_slice", scenarios=slice_scenarios, strategy=slice_fuzz),
 )

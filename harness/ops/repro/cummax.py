@@ -4,7 +4,8 @@ import mlx.core as mx
 
 
 def scan(fn, a, params):
-    axis, reverse, inclusive = params.get("axis", 0), params.get("reverse", False), params.get("inclusive", True)
+    axis, reverse = params.get("axis", 0), params.get("reverse", False)
+    inclusive = params.get("inclusive", True)
     y = fn(a, axis=axis, reverse=reverse, inclusive=inclusive)
     if not params.get("trim", False) or inclusive:
         return y

@@ -1,6 +1,5 @@
 """Writing and reading a region: mx.slice_update, a[key] = u, a.at[key].add(u), mx.slice."""
 import mlx.core as mx
-import numpy as np
 
 
 def start_array(operands, params):
