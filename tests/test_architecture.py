@@ -26,7 +26,7 @@ LAYERS = {
     "versions": {"core", "evidence"},
     "validation": {"core", "ops", "cases", "judging", "evidence", "versions"},
     "fuzz": {"core", "ops", "cases", "judging", "evidence", "running"},
-    "native": {"core", "cases", "judging", "evidence", "running", "fuzz"},
+    "native": {"core", "ops", "cases", "judging", "evidence", "running", "fuzz"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
 }
 

@@ -15,20 +15,29 @@ import pytest
 from conftest import ROOT
 
 
+def _parent_site_dirs() -> list:
+    """Where the interpreter running these tests finds its packages (a user's venv, or
+    the system's): the fixture venv sees those, never the base interpreter's."""
+    return [p for p in dict.fromkeys(sys.path) if p.rstrip("/").endswith(("site-packages", "dist-packages"))
+            and os.path.isdir(p)]
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """A fresh venv (seeing the already installed dependencies) with the wheel in it."""
+    """A fresh venv with the wheel in it, seeing the dependencies of the interpreter
+    that runs the tests (a .pth of plain paths: their own .pth hooks, such as the
+    checkout's editable install, are not run, so the wheel is what gets imported)."""
     tmp = tmp_path_factory.mktemp("wheel")
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"),
                             str(ROOT)], capture_output=True, text=True, timeout=600)
     if build.returncode != 0:
         pytest.fail(f"wheel build failed: {build.stderr[-2000:]}")
     (wheel,) = (tmp / "dist").glob("mlx_vjpcheck-*.whl")
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(tmp / "venv")
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(tmp / "venv")
     py = tmp / "venv" / "bin" / "python"
-    # --target only adds files: pip never uninstalls anything (the checkout's own
-    # editable install, which the venv can see, must stay as it is).
     site = next((tmp / "venv" / "lib").glob("python3*/site-packages"))
+    (site / "_parent_packages.pth").write_text("".join(p + "\n" for p in _parent_site_dirs()))
+    # --target only adds files: pip never uninstalls anything.
     inst = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                            "--target", str(site), str(wheel)], capture_output=True, text=True, timeout=300)
     assert inst.returncode == 0, inst.stderr

@@ -159,11 +159,11 @@ def call_source(info) -> str:
     tree, attr = ast.parse(text), info.mlx_call.split(":")[1]
     alias = "" if attr == "mlx_call" else f"\n\n\nmlx_call = {attr}"
     if not _foreign_imports(tree):
-        return f"# the MLX call, as the harness runs it ({path.name})\n" + _body_of(text).rstrip() + alias + "\n"
+        return f"# the MLX call, as the harness runs it ({path.name})\n\n" + _body_of(text).rstrip() + alias + "\n"
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == attr), None)
     if fn is None or _foreign_imports(fn):
         raise NotReproducible(f"{path.name}: {attr} is not a standalone function a reproducer can embed")
-    return f"# the MLX call, as the harness runs it ({path.name})\n" + ast.get_source_segment(text, fn) + alias + "\n"
+    return f"# the MLX call, as the harness runs it ({path.name})\n\n" + ast.get_source_segment(text, fn) + alias + "\n"
 
 
 def _body_of(text: str) -> str:

@@ -18,6 +18,7 @@ import pytest
 import helpers.evidence_fixtures as fx
 from conftest import ROOT, needs_pinned_mlx, run_cli
 from mlx_vjpcheck.core import jsonio
+from mlx_vjpcheck.cases import bind
 from mlx_vjpcheck.core.scenario import Scenario
 from mlx_vjpcheck.core.tensors import index_tensor
 from mlx_vjpcheck.evidence import results
@@ -83,8 +84,8 @@ def test_changed_inputs_under_the_old_name_are_caught(honest, tmp_path):
     name = "gmm/report_example/joint/sorted"
 
     def forge(data):
-        s = Scenario.from_dict(data["scenarios"][name])
-        s = dataclasses.replace(s, lhs_indices=index_tensor([0, 1]))   # now a valid identity selection
+        s = bind(Scenario.from_dict(data["scenarios"][name]))
+        s = dataclasses.replace(s, operands=dict(s.operands, lhs_indices=index_tensor([0, 1])))   # now an identity
         data["scenarios"][name] = s.to_dict()
         rec = _real_record(s)                                            # honest MLX numbers for the new inputs
         rec.update(expects_defect=s.expects_defect, defect_tags=list(s.defect_tags))

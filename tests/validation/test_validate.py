@@ -214,7 +214,8 @@ def test_error_record_keeps_its_checks_but_cannot_claim_pass():
     assert any("recorded status 'pass' but the checks give 'error'" in f for f in g.failures), g.failures
 
 
-@pytest.mark.parametrize("field,value,reason", [("sorted_indices", "x", "sorted_indices or objective"),
+@pytest.mark.parametrize("field,value,reason", [("params", "x", "params or objective"),
+                                                ("objective", "hessian", "params or objective"),
                                                 ("fd_step", -1, "fd_step -1 is not a positive number"),
                                                 ("op", "no_such_op", "unknown op 'no_such_op'")])
 def test_malformed_scenario_rejected(field, value, reason):

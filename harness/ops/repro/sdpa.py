@@ -3,9 +3,11 @@ import mlx.core as mx
 
 
 def mask_arg(kind, mask):
-    if kind == "bool":
-        return mask != 0
-    return "causal" if kind == "causal" else mask
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return "causal"
+    return mask != 0 if kind == "bool" else mask
 
 
 def mlx_call(operands, params):
