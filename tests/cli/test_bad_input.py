@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,15 +30,23 @@ def _script(name, *args):
     return [sys.executable, str(ROOT / name), *map(str, args)]
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """A working folder with one of everything a bad --out could point at, built once."""
+    root = tmp_path_factory.mktemp("place")
+    (root / "file.txt").write_text("notes\n")
+    (root / "notes").mkdir()
+    (root / "notes" / "a.txt").write_text("mine\n")
+    fx.run_dir(root / "runev")
+    fx.fuzz_dir(root / "fuzzev")
+    return root
+
+
 @pytest.fixture
-def place(tmp_path):
-    """A working folder with one of everything a bad --out could point at."""
-    (tmp_path / "file.txt").write_text("notes\n")
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "notes" / "a.txt").write_text("mine\n")
-    fx.run_dir(tmp_path / "runev")
-    fx.fuzz_dir(tmp_path / "fuzzev")
-    return tmp_path
+def place(template, tmp_path):
+    """A fresh copy of the template for each case (a case that wrongly writes cannot leak)."""
+    shutil.copytree(template, tmp_path / "place")
+    return tmp_path / "place"
 
 
 def _one_line_exit(argv, place, code=2, env=None):

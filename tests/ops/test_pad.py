@@ -1,7 +1,8 @@
 """pad: the reference against np.pad (forward, and the VJP through np.pad of an
-index array), hand-computed gradients, semantic mutants rejected by the catalog,
-and the pinned MLX verdicts: the constant_values gradient is wrong (shape of a)
-with respect to c alone and kills the process with respect to a and c."""
+index array), hand-computed gradients, semantic mutants (planted by
+helpers/wrong_vjp.py) rejected by the catalog, and the pinned MLX verdicts: the
+constant_values gradient is wrong (shape of a) with respect to c alone and kills
+the process with respect to a and c."""
 from __future__ import annotations
 
 import subprocess
@@ -11,21 +12,18 @@ import textwrap
 import numpy as np
 import pytest
 
-import scatter_slice_mutants as M
 from conftest import needs_pinned_mlx
+from helpers import wrong_vjp as W
+from mlx_vjpcheck.ops import pad as T
 
-
-@pytest.fixture
-def registry(monkeypatch):
-    return M.use_plugins(monkeypatch)
+OP = "pad"
 
 
 def _ref(a, mode, width, form="pairs", value=0, g=None, c=3.0):
-    from mlx_vjpcheck.ops import pad as T
     params = {"mode": mode, "width": width, "width_form": form, "value": value}
     inp = {"a": np.array(a, dtype=float), "c": np.array(c)}
-    y = T.reference(inp, None, None, params)
-    return y, None if g is None else T.reference_vjp(inp, np.array(g, dtype=float), None, None, params)
+    y = T.reference(inp, params)
+    return y, None if g is None else T.reference_vjp(inp, np.array(g, dtype=float), params)
 
 
 def test_gradients_by_hand():
@@ -60,7 +58,6 @@ def test_reference_agrees_with_numpy_pad(mode):
 
 
 def test_width_forms_mean_what_mx_pad_says():
-    from mlx_vjpcheck.ops import pad as T
     assert T.widths({"width": 2, "width_form": "int"}, 2) == [(2, 2), (2, 2)]
     assert T.widths({"width": [3], "width_form": "single"}, 1) == [(3, 3)]
     assert T.widths({"width": [1, 4], "width_form": "pair"}, 2) == [(1, 4), (1, 4)]
@@ -68,10 +65,6 @@ def test_width_forms_mean_what_mx_pad_says():
 
 
 # --- semantic mutants (float64 references under a wrong formula: c's MLX gradient crashes) ----
-
-def _ref_vjp(ctx, **changed):
-    return ctx.reference_vjp(**changed)
-
 
 def _swap(params):
     w, form = params["width"], params["width_form"]
@@ -82,20 +75,24 @@ def _swap(params):
 
 SWAPPED = {"reflect": "symmetric", "symmetric": "reflect"}
 MUTANTS = {
-    "every_mode_as_constant": lambda ctx: _ref_vjp(ctx, mode="constant"),
-    "low_high_swapped": lambda ctx: _ref_vjp(ctx, width=_swap(ctx.params)),
-    "reflect_symmetric_swapped": lambda ctx: _ref_vjp(ctx, mode=SWAPPED.get(ctx.params["mode"], ctx.params["mode"])),
+    "every_mode_as_constant": lambda ctx: ctx.reference(mode="constant"),
+    "low_high_swapped": lambda ctx: ctx.reference(width=_swap(ctx.params)),
+    "reflect_symmetric_swapped": lambda ctx: ctx.reference(mode=SWAPPED.get(ctx.params["mode"], ctx.params["mode"])),
 }
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_semantic_mutants_are_rejected(registry, monkeypatch, name):
-    assert M.caught(monkeypatch, "pad", MUTANTS[name]), name
+def test_semantic_mutants_are_rejected(name):
+    assert W.caught(OP, MUTANTS[name], first_only=True), name
+
+
+def test_the_reference_vjp_through_the_same_wrapper_changes_nothing():
+    assert W.honest_control(OP)
 
 
 @needs_pinned_mlx()
-def test_pinned_mlx_fails_exactly_the_constant_value_scenario(registry):
-    got = M.statuses("pad")
+def test_pinned_mlx_fails_exactly_the_constant_value_scenario():
+    got = {s.name: (W.honest(OP)[s.name], s.defect_tags) for s in W.scenarios(OP)}
     assert {n for n, (st, _) in got.items() if st != "pass"} == \
         {n for n, (_, tags) in got.items() if "constant_value_grad" in tags}
 
