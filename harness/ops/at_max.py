@@ -56,7 +56,7 @@ def _extremal_case(op, name, form, mode, row_idx=None, col_idx=None, slices=None
     params = dict({"form": form, "updates": mode}, **extra)
     if slices is not None:
         params["slices"] = slices
-    ids = [None if x is None else S._ids(x) for x in (row_idx, col_idx)]
+    ids = S.index_arrays(row_idx, col_idx)
     v_shape = S.v_shape_of(form, mode, a_shape, *ids, params)
     n_v = int(np.prod(v_shape, dtype=np.int64))
     vals = distinct_values(20 + n_v, 80 + seed)

@@ -99,7 +99,7 @@ def _indexed(name, form, row_idx=None, col_idx=None, divide=False, seed=0, desc=
     params = dict({"form": form, "updates": "per"}, **extra)
     if divide:
         params["divide"] = True
-    ids = [None if x is None else S._ids(x) for x in (row_idx, col_idx)]
+    ids = S.index_arrays(row_idx, col_idx)
     v_shape = S.v_shape_of(form, "per", a_shape, *ids, params)
     rng = np.random.RandomState(110 + seed)
     v = rng.choice([-2, -1, -0.5, 0.5, 1, 2], size=v_shape) if divide else rng.randint(-3, 4, size=v_shape)

@@ -57,7 +57,7 @@ def _table(shape, seed):
 def _set_case(name, form, mode, row_idx=None, col_idx=None, wrt=("a", "v"), tags=(), desc="", **extra):
     a_shape = (4, 5)
     params = dict({"form": form, "updates": mode}, **extra)
-    ids = [None if x is None else S._ids(x) for x in (row_idx, col_idx)]
+    ids = S.index_arrays(row_idx, col_idx)
     v = S.per_target_values(form, mode, a_shape, *ids, params,
                             _table((80,), 70 + len(name)) + 6)   # +6: writes stand out from a
     return S.case("at_set", name, tensor(_table(a_shape, 71)), tensor(v), row_idx, col_idx, wrt,

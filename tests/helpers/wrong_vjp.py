@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlx_vjpcheck import ops
-from mlx_vjpcheck.cases import catalog
+from mlx_vjpcheck.cases import catalog, expected
 from mlx_vjpcheck.core import opinfo
 from mlx_vjpcheck.running import devices, execute
 
@@ -56,12 +56,13 @@ class Ctx:
     _mlx_operands: dict = None
     _mlx_cot: object = None
 
-    def true(self, cot=None, **params) -> dict:
-        """MLX's own gradients of the call, optionally under other params or cotangent."""
+    def true(self, cot=None, operands=None, **params) -> dict:
+        """MLX's own gradients of the call, optionally under other params, cotangent or
+        (non-differentiated) operands."""
         mx = _mx()
-        p = dict(self.params, **params)
-        f = lambda *xs: self._call(dict(self._mlx_operands, **dict(zip(self.names, xs))), p)  # noqa: E731
-        _, grads = mx.vjp(f, [self._mlx_operands[n] for n in self.names], [self._mlx_cot if cot is None else cot])
+        p, base = dict(self.params, **params), dict(self._mlx_operands, **(operands or {}))
+        f = lambda *xs: self._call(dict(base, **dict(zip(self.names, xs))), p)  # noqa: E731
+        _, grads = mx.vjp(f, [base[n] for n in self.names], [self._mlx_cot if cot is None else cot])
         return dict(zip(self.names, grads))
 
     def honest(self) -> dict:
@@ -69,8 +70,10 @@ class Ctx:
         return {n: _numpy(g) for n, g in self.true().items()}
 
     def reference(self, **changed) -> dict:
-        """The float64 reference VJP, optionally under changed params: a wrong formula, exactly."""
-        grads = self.s.info.reference_vjp(self.operands, self.cot, dict(self.params, **changed))
+        """The float64 reference VJP (hand-written, or the reference differentiated within
+        its stated bound), optionally under changed params: a wrong formula, exactly."""
+        grads = expected.reference_vjp(self.s.info, self.operands, self.cot, dict(self.params, **changed),
+                                       tuple(self.names))
         return {n: grads[n] for n in self.names}
 
 

@@ -8,4 +8,5 @@ drawing). Op modules import from here, never from each other:
   scatter    .at[] updates and slices: index forms, update shapes, slices
   sorting    the canonical sort/top-k/partition reference and its strategies
   reductions reduced axes, groups that are not empty, -inf handling
+  fast       the mx.fast ops: float32-only fuzzing, the norms' rows, weight and bias
 """

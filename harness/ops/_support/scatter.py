@@ -219,6 +219,11 @@ def reference_vjp_of(reduce):
 
 # --- scenario building ----------------------------------------------------------------------
 
+def index_arrays(row_idx=None, col_idx=None) -> tuple:
+    """(row_idx, col_idx) from plain lists as int64 arrays (None stays None)."""
+    return tuple(None if x is None else _ids(x) for x in (row_idx, col_idx))
+
+
 def index_operands(row_idx=None, col_idx=None) -> dict:
     """The index operands of a call from plain lists (omitted when None)."""
     return {n: index_tensor(x) for n, x in zip(INDEX_OPERANDS, (row_idx, col_idx)) if x is not None}

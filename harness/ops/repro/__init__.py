@@ -1,5 +1,5 @@
 """The MLX call of each op, one standalone file per op module: mlx, numpy and
-the standard library only, no `from __future__`, nothing from the harness.
+the standard library only, no future-import line, nothing from the harness.
 The harness runs these functions, and a reproducer embeds the file as text
 (harness/cases/reproducer.py), so a maintainer reads exactly what was run.
 
