@@ -92,6 +92,21 @@ class OpInfo:
     strategy: Callable | None = None
     fuzz_weight: int = 1
 
+    # Coverage: the MLX primitives (C++ class names, e.g. "GatherMM") whose `vjp`
+    # this op's calls exercise; the coverage table counts them against MLX's source.
+    primitives: tuple = ()
+    # Floating dtypes the op accepts (its catalog and strategy use each), and whether
+    # it takes complex64 inputs with a VJP (its reference is then complex128).
+    dtypes: tuple = ("float32",)
+    complex: bool = False
+
+    # Which transforms compose with the op's call (the transform oracles run only
+    # where True): its VJP is differentiable again (second order), it maps over a
+    # leading batch axis (vmap), it compiles (mx.compile).
+    second_order: bool = True
+    vmap: bool = True
+    compile: bool = True
+
     # The native C++ suite implements this op (native/src/mlx_ops.cpp, reference.cpp).
     native: bool = False
 
@@ -143,6 +158,16 @@ class OpInfo:
         if not isinstance(self.conditional_tags, dict) or not all(
                 isinstance(k, str) and isinstance(p, str) for k, p in self.conditional_tags.items()):
             yield "field conditional_tags: must map tag names to param names"
+
+    def _transform_problems(self):
+        floats = ("float32", "float16", "bfloat16", "float64")
+        if not self.dtypes or not set(self.dtypes) <= set(floats):
+            yield f"field dtypes: {self.dtypes!r} must be a non-empty subset of {floats}"
+        if not all(isinstance(p, str) and p[:1].isupper() for p in self.primitives):
+            yield f"field primitives: {self.primitives!r} must be MLX primitive class names"
+        for name in ("complex", "second_order", "vmap", "compile"):
+            if not isinstance(getattr(self, name), bool):
+                yield f"field {name}: must be True or False"
 
     def _fuzz_problems(self):
         if not self.has_vjp and self.strategy is not None:
