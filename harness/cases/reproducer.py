@@ -25,31 +25,28 @@ RESERVED = {"mx", "np", "os", "sys", "subprocess", "params", "f", "y", "g", "got
             "bad", "gpu", "rc", "mlx_call", "have", "name", "w", "e"}
 
 HEAD = '''#!/usr/bin/env python3
-"""{title}
+\"\"\"{title}
 
 {description}
-Exit 0: MLX agrees with the float64 rule (defect absent), 1: it does not (defect
-present), 125: cannot test; `git bisect run` reads these. --device gpu: on the GPU.
-"""
+Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`.
+\"\"\"
 {imports}
 import numpy as np
-{isolate}{plain}
+{isolate}
 try:
     import mlx.core as mx
-    gpu = sys.argv[-1:] == ["gpu"]
-    mx.set_default_device(mx.gpu if gpu else mx.cpu)
-except (ImportError, ValueError, RuntimeError) as e:   # no mlx, or no GPU in this build
+    mx.set_default_device(mx.gpu if sys.argv[-1:] == ["gpu"] else mx.cpu)   # --device gpu
+except (ImportError, ValueError, RuntimeError) as e:
     sys.exit(print("cannot test:", e) or 125)
 '''
 
 BODY = '''
 {inputs}
-params = {params}
 g = {cotangent}
 
 
 def f({wrt}):
-    return mlx_call({{{operand_map}}}, params)
+    return {expression}
 
 
 try:
@@ -60,20 +57,18 @@ try:
     (y,), ({grads},) = mx.vjp(f, [{wrt}], [g])
     mx.eval(y, {grads})
 except Exception as e:
-    sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or PRESENT)
+    sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or {present})
 # the float64 rule: {rule}
 want = {{{want}}}
 got = {{{got}}}
 bad = []
-for name, w in want.items():   # |MLX - rule| <= {atol!r} + {rtol!r} |rule|; NaN matches NaN{exact_note}
+for name, w in want.items():   # |MLX - rule| <= atol + rtol |rule|, NaN matches NaN{exact_note}
     have = np.array(got[name].astype(mx.float32), dtype=np.float64)
-    ok = have.shape == w.shape and bool(np.all((np.abs(have - w) <= {atol!r} + {rtol!r} * np.abs(w))
-                                               | (have == w) | (np.isnan(have) & np.isnan(w))))
-    ok = ok{exact_test}
-    print(f"{{name}}: MLX {{have.tolist()}}  float64 rule {{w.tolist()}}  {{'ok' if ok else 'DIFFERS'}}")
+    ok = have.shape == w.shape and np.allclose(have, w, rtol={rtol!r}, atol={atol!r}, equal_nan=True){exact_test}
+    print(f"{{name}}: MLX {{have.tolist()}}, float64 rule {{w.tolist()}}", "ok" if ok else "DIFFERS")
     bad += [] if ok else [name]
-print("VERDICT: " + ("defect present (" + ", ".join(bad) + " differ)" if bad else "defect absent"))
-sys.exit(PRESENT if bad else ABSENT)
+print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else "absent"))
+sys.exit({present} if bad else {absent})
 '''
 
 ISOLATE = '''
@@ -83,7 +78,6 @@ if os.environ.get("REPRO_CHILD") != "1":
     rc = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "REPRO_CHILD": "1"}).returncode
     sys.exit({10: 0, 11: 1, 125: 125}.get(rc) if rc in (10, 11, 125) else
              print(f"VERDICT: defect present (MLX ended the process: status {rc})") or 1)
-ABSENT, PRESENT = 10, 11
 '''
 EXACT_NOTE = "; zeros exact"
 EXACT_TEST = ' and (name == "forward" or not np.any(have[w == 0] != 0))'
@@ -193,27 +187,44 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
     info = s.info
     exp = {k: np.asarray(v, dtype=np.float64) for k, v in
            (expected if expected is not None else expected_mod.expected(s)).items()}
-    y = exp["forward"]
-    inputs = []
-    for name, t in s.operands.items():
-        inputs += _operand(_var(name), t, name in info.integer_operands)
-    cot = expected_mod.cotangent(s, y)
     atol, rtol = checks.tolerance(s.dtype)
-    wrt = ", ".join(_var(n) for n in s.wrt)
-    body = BODY.format(
-        inputs="\n".join(inputs), params=repr(s.params),
-        cotangent=(f"mx.ones({tuple(int(d) for d in cot.shape)}, dtype=mx.{s.dtype})" if np.all(cot == 1)
-                   else f"mx.array({literal(cot)}, dtype=mx.{s.dtype})"),
-        wrt=wrt, operand_map=", ".join(f"{n!r}: {_var(n)}" for n in s.operands),
-        grads=", ".join(f"d_{_var(n)}" for n in s.wrt),
-        rule=info.rule or "(see the op's float64 reference)",
-        want=", ".join([f'"forward": {literal(y)}'] + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
-        got=", ".join(['"forward": y'] + [f'"grad:{n}": d_{_var(n)}' for n in s.wrt]),
-        atol=atol, rtol=rtol, exact_note=EXACT_NOTE if exact else "", exact_test=EXACT_TEST if exact else "")
     head = HEAD.format(title=_one_line(title), description=_one_line(description or s.description),
                        imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
-                       isolate=ISOLATE if isolate else "", plain="" if isolate else "ABSENT, PRESENT = 0, 1\n")
-    return head + "\n" + call_source(info) + body
+                       isolate=ISOLATE if isolate else "")
+    call, expression = _call(s)
+    body = BODY.format(
+        inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=", ".join(_var(n) for n in s.wrt),
+        expression=expression, grads=", ".join(f"d_{_var(n)}" for n in s.wrt),
+        present=11 if isolate else 1, absent=10 if isolate else 0,
+        rule=info.rule or "(see the op's float64 reference)",
+        want=", ".join([f'"forward": {literal(exp["forward"])}']
+                       + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
+        got=", ".join(['"forward": y'] + [f'"grad:{n}": d_{_var(n)}' for n in s.wrt]),
+        atol=atol, rtol=rtol, exact_note=EXACT_NOTE if exact else "", exact_test=EXACT_TEST if exact else "")
+    return head + call + body
+
+
+def _inputs(s) -> list:
+    out = []
+    for name, t in s.operands.items():
+        out += _operand(_var(name), t, name in s.info.integer_operands)
+    return out
+
+
+def _cotangent(s, exp) -> str:
+    cot = expected_mod.cotangent(s, exp["forward"])
+    if np.all(cot == 1):
+        return f"mx.ones({tuple(int(d) for d in cot.shape)}, dtype=mx.{s.dtype})"
+    return f"mx.array({literal(cot)}, dtype=mx.{s.dtype})"
+
+
+def _call(s) -> tuple:
+    """(source placed before the inputs, the expression f returns): the op's literal
+    call for these params where it has one, else its call file and a call of it."""
+    if s.info.call_expression is not None:
+        return "", s.info.call_expression(s.params, {n: _var(n) for n in s.operands})
+    operands = ", ".join(f"{n!r}: {_var(n)}" for n in s.operands)
+    return "\n" + call_source(s.info), f"mlx_call({{{operands}}}, {s.params!r})"
 
 
 def _one_line(text: str) -> str:

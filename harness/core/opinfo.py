@@ -83,6 +83,11 @@ class OpInfo:
     # The call under test: "module:attr" of mlx_call(operands, params), in a
     # standalone file (mlx, numpy and the standard library only) that reproducers embed.
     mlx_call: str
+    # Optional: the same call for given params as one Python expression over the
+    # operands' variable names, call_expression(params, names) -> str, so that a
+    # reproducer shows the one MLX call instead of the general call file (a test
+    # holds both to the same results).
+    call_expression: Callable | None = None
 
     # Catalog: () -> base scenarios (expanded by `variants`).
     scenarios: Callable | None = None
@@ -128,7 +133,7 @@ class OpInfo:
             yield "field reference: not callable"
         if self.reference_vjp is not None and not callable(self.reference_vjp):
             yield "field reference_vjp: not callable"
-        for name in ("scenarios", "strategy"):
+        for name in ("scenarios", "strategy", "call_expression"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 yield f"field {name}: not callable"
         if not (isinstance(self.mlx_call, str) and _PATH.match(self.mlx_call)):

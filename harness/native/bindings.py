@@ -305,7 +305,7 @@ def ensure(root: Path, src: Path, user_build: Path, commit, rec, say, jobs: int 
     """The cached bindings and test objects of this checkout, compiled now if missing."""
     pre = pre or check_prerequisites(src)
     build_dir, ckey = configure(root, src, user_build, commit, rec, say, fresh, pre)
-    units, ext = read_configure(src, build_dir, pre["nanobind_cmake_dir"])
+    units, ext = read_configure(src, build_dir, str(Path(pre["nanobind_cmake_dir"]).parent))
     sources = {rel: (Path(rel) if g == "extern" else Path(src) / rel) for rel, (g, _) in units.items()}
     key = native_cache.digest("objects/1", ckey, {rel: [g, u.compiler, list(u.flags), u.directory]
                                                   for rel, (g, u) in units.items()},

@@ -213,6 +213,12 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         description=f"generated: side {side}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one gather_mm call for these params (index arrays given as uint32)."""
+    index = "".join(f", {k}=mx.array({names[k]}, dtype=mx.uint32)" for k in (G.LHS, G.RHS) if k in names)
+    return f"mx.gather_mm({names['a']}, {names['b']}{index}, sorted_indices={params.get(G.SORTED, False)})"
+
+
 OPS = (OpInfo(
     name="gather_mm", summary="mx.gather_mm: batched matmul over gathered left and right matrices",
     operands=("a", "b", G.LHS, G.RHS), differentiable=("a", "b"), integer_operands=(G.LHS, G.RHS),
@@ -221,5 +227,5 @@ OPS = (OpInfo(
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="Y_q = A[i_q] B[j_q]; dA[l] = sum over q with i_q = l of G_q B[j_q]^T; "
          "dB[l] = sum over q with j_q = l of A[i_q]^T G_q",
-    mlx_call=".ops.repro.gather_mm:mlx_call",
+    mlx_call=".ops.repro.gather_mm:mlx_call", call_expression=call_expression,
     scenarios=scenarios, strategy=fuzz_case, fuzz_weight=10, native=True),)
