@@ -1,26 +1,38 @@
-"""build_and_test.py: validate the proposed MLX patch with the native suite.
+"""build_and_test.py: gate a patch to MLX, pristine against patched, through
+everything this project checks.
 
     python3 build_and_test.py --mlx-source ~/mlx --mlx-build ~/mlx/build
     python3 build_and_test.py --mlx-source ~/mlx --mlx-build ~/mlx/build --fuzz 120
+    python3 build_and_test.py --mlx-source ~/mlx --mlx-build ~/mlx/build --replay artifacts/native
 
-Pristine vs patched translation units of the checkout, run through the C++
-suite (harness/native/gate.py does the work) over the scenario catalog and the
-regression corpus (harness/regressions/), plus any --scenarios. With --fuzz,
-the fuzzer drives both binaries' server mode instead (harness/native/fuzz.py).
-Exit: 0 pristine reproduces every expected defect and patched passes everything
-in scope (--fuzz: no in-scope finding against the patched units); 1 otherwise;
-2 bad input, a failed compile/link, or an unexpected crash; 130 interrupted.
+The touched units are compiled pristine and patched and linked ahead of the
+build's static libmlx.a twice, each time into MLX's Python package, MLX's C++
+test binary and this project's C++ suite (harness/native/gate.py). Both builds
+then run every scenario of every op (catalog, regression corpus, --scenarios),
+the C++ suite, and MLX's own Python and C++ tests. With --fuzz, the Python
+fuzzer searches both builds instead (harness/native/pyfuzz.py); with --replay,
+the recorded gate evidence is rebuilt and run again (harness/native/replay.py).
+
+Exit: 0 when pristine reproduces every expected defect of the ops in the
+patch's scope, patched passes all their scenarios, nothing pristine passes
+fails patched (scenarios and MLX tests), and the patch changes something
+(--fixes none accepts a patch that changes nothing); with --fuzz, no finding
+against the patched build that is in scope or new; 1 otherwise; 2 bad input,
+a failed compile or link, or a build that cannot run; 130 interrupted.
 """
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from ..cases import files
 from ..native import gate as G
 from ..native import suite as native_suite
 from ..native.build import BuildError, Project
 from . import options
+
+MLX_TESTS = ("python", "cpp")
 
 
 def parser() -> options.Parser:
@@ -29,31 +41,49 @@ def parser() -> options.Parser:
     p.add_argument("--mlx-build", required=True, metavar="DIR",
                    help="its existing static CMake build (compile_commands.json, libmlx.a)")
     p.add_argument("--patch", default=str(G.DEFAULT_PATCH), metavar="FILE",
-                   help="unified diff against the checkout, one or more translation units "
+                   help="unified diff against the checkout: translation units of libmlx, of the "
+                        "bindings (python/src) or of the C++ tests, and python/mlx sources "
                         "(default: patch/gather_vjp_sorted.diff)")
     p.add_argument("--out", default=None, metavar="DIR",
-                   help="run directory (default: artifacts/native, with --fuzz artifacts/native-fuzz)")
+                   help="run directory (default: artifacts/native, with --fuzz artifacts/native-fuzz, "
+                        "with --replay artifacts/native-replay)")
     options.add_replace(p)
     p.add_argument("--opt", choices=("as-built", "O0"), default="as-built",
                    help="compile the touched units with the recorded flags, or at -O0")
     p.add_argument("--cache", metavar="DIR",
-                   help="cache of the suite's and the pristine units' objects "
-                        "(default: $MLX_VJPCHECK_CACHE or ~/.cache/mlx-vjpcheck/native-objects)")
-    p.add_argument("--fresh", action="store_true", help="recompile everything, refreshing the cache")
+                   help="where compiled objects, the bindings build and linked builds are kept "
+                        "(default: $MLX_VJPCHECK_CACHE or ~/.cache/mlx-vjpcheck)")
+    p.add_argument("--fresh", action="store_true", help="recompile and relink everything, refreshing the cache")
     p.add_argument("--jobs", type=options.positive_int, metavar="N",
-                   help="parallel compiles (default: CPU count)")
+                   help="parallel compiles, links and suites (default: CPU count)")
     p.add_argument("--scenarios", action="append", default=[], metavar="FILE|DIR",
                    help="more scenarios: a catalog file (mlx-vjpcheck catalog), a finding "
                         "(findings/<signature>.json), a regression entry, or a directory of them "
                         "such as a fuzz output directory (repeatable)")
     p.add_argument("--no-catalog", action="store_true",
                    help="leave out the catalog and the regression corpus (run --scenarios only)")
+    p.add_argument("--fixes", metavar="OPS",
+                   help="comma-separated ops whose known defects the patch must fix (pristine fails "
+                        "each expected defect, patched passes every scenario of them), or 'none'; "
+                        "default: the ops whose scenarios change, and both of gather_mm, gather_qmm "
+                        "when one of them does")
+    p.add_argument("--mlx-tests", default="python,cpp", metavar="LIST",
+                   help="MLX's own tests to run on both builds: python, cpp, both (default) or none")
+    p.add_argument("--mlx-tests-filter", metavar="PATTERN",
+                   help="only MLX tests whose id matches (a glob with * ? [, else a substring)")
+    p.add_argument("--native-only", action="store_true",
+                   help="only the C++ suite (gather_mm, gather_qmm): no Python bindings, harness or MLX tests")
     p.add_argument("--fuzz", type=options.positive_float, metavar="SECONDS",
-                   help="instead of the scenarios, fuzz the pristine and the patched binaries "
-                        "side by side for SECONDS each (their server mode; float64 reference as oracle)")
+                   help="instead of the scenarios, fuzz the pristine and the patched builds side by "
+                        "side for SECONDS each with the Python fuzzer (every oracle of `mlx-vjpcheck fuzz`)")
+    p.add_argument("--fuzz-ops", metavar="LIST", help="--fuzz: ops to fuzz (default: every fuzzable op)")
     p.add_argument("--seed", type=int, default=0, help="--fuzz: random seed (default 0)")
     p.add_argument("--max-examples", type=options.positive_int, metavar="N",
-                   help="--fuzz: case budget per binary")
+                   help="--fuzz: case budget per build")
+    p.add_argument("--replay", metavar="EVIDENCE",
+                   help="rebuild the builds a gate run directory (or bundle) recorded, from its commit "
+                        "and patch, run its scenarios and MLX tests again and say per record whether it "
+                        "reproduced")
     return p
 
 
@@ -88,49 +118,104 @@ def choose_entries(args, scenarios=None) -> list:
     return entries
 
 
+def _stages(args) -> tuple:
+    chosen = [t.strip() for t in args.mlx_tests.split(",") if t.strip()]
+    if chosen == ["none"]:
+        chosen = []
+    elif chosen == ["both"] or chosen == ["all"]:
+        chosen = list(MLX_TESTS)
+    bad = [t for t in chosen if t not in MLX_TESTS]
+    if bad:
+        raise G.InputError(f"--mlx-tests {args.mlx_tests}: unknown {', '.join(bad)} "
+                           "(give python, cpp, both or none)")
+    if args.native_only:
+        return ("native",)
+    return ("harness", "native") + tuple(f"mlx-{t}" for t in MLX_TESTS if t in chosen)
+
+
+def _fixes(args, project: Project):
+    if args.fixes is None:
+        return None
+    if args.fixes.strip().lower() == "none":
+        return "none"
+    ops = [o.strip() for o in args.fixes.split(",") if o.strip()]
+    from .. import ops as registry
+    known = set(registry.names()) if hasattr(registry, "names") else {o.name for o in registry.registry()}
+    bad = [o for o in ops if o not in known]
+    if bad or not ops:
+        raise G.InputError(f"--fixes {args.fixes}: unknown op {', '.join(bad) or '(none)'} "
+                           f"(known: {', '.join(sorted(known))}, or 'none')")
+    return ops
+
+
 def _check_args(args):
-    if args.fuzz is not None and (args.scenarios or args.no_catalog):
-        raise G.InputError("--fuzz generates its own cases: it takes no --scenarios or --no-catalog")
-    args.out = args.out or ("artifacts/native-fuzz" if args.fuzz is not None else "artifacts/native")
+    modes = [m for m, on in (("--fuzz", args.fuzz is not None), ("--replay", args.replay is not None)) if on]
+    if len(modes) > 1:
+        raise G.InputError("--fuzz and --replay are separate runs: give one")
+    if modes and (args.scenarios or args.no_catalog):
+        raise G.InputError(f"{modes[0]} takes no --scenarios or --no-catalog")
+    if args.fuzz is None and (args.fuzz_ops or args.max_examples):
+        raise G.InputError("--fuzz-ops and --max-examples go with --fuzz")
+    args.out = args.out or ("artifacts/native-fuzz" if args.fuzz is not None else
+                            "artifacts/native-replay" if args.replay is not None else "artifacts/native")
+
+
+def say(msg: str) -> None:
+    print(f"build_and_test: {msg}", file=sys.stderr, flush=True)
 
 
 def gate_main(args, project: Project, scenarios) -> int:
     t_start = time.perf_counter()
     _check_args(args)
+    stages = _stages(args)
+    fixes = _fixes(args, project)
+    if args.replay is not None:
+        from ..native import replay as gate_replay
+        return gate_replay.main(args, project, say)
     entries = None if args.fuzz is not None else choose_entries(args, scenarios)
-    corpus = files.regressions() if args.fuzz is not None else []
+    if args.fuzz is not None:
+        stages = ("harness",) if project.bindings else ("native",)
     gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, project,
-                     cache=args.cache, jobs=args.jobs, fresh=args.fresh)
+                     cache=args.cache, jobs=args.jobs, fresh=args.fresh, stages=stages,
+                     mlx_tests_filter=args.mlx_tests_filter)
+    gate.say = say
+    kind = "native-fuzz" if args.fuzz is not None else "native-gate"
     try:
-        G.rundir.check_target(args.out, "native-fuzz" if args.fuzz is not None else "native-gate",
-                              args.replace)
+        G.rundir.check_target(args.out, kind, args.replace)
     except G.rundir.OutDirError as e:
         raise G.InputError(str(e))
     print(f"patch touches: {', '.join(gate.touched)}", flush=True)
     if args.fuzz is not None:
-        return fuzz_main(args, gate, corpus, t_start)
+        from ..native import pyfuzz
+        if project.bindings:
+            return pyfuzz.main(args, gate, fixes, t_start)
+        return fuzz_native_main(args, gate, t_start)
     outcome = G.run(gate, entries, args.out, args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
-    print_gate(outcome["comparison"])
-    code, line = G.verdict(outcome["comparison"])
-    print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {args.out}",
-          file=sys.stderr if code == 2 else sys.stdout)
+    code, scope, lines = G.overall(outcome, fixes)
+    print_gate(outcome, scope)
+    seconds = time.perf_counter() - t_start
+    for line in lines:
+        print(f"build_and_test: {line}")
+    print(f"build_and_test: {'PASSED' if code == 0 else 'FAILED'} ({seconds:.1f} s)  ->  {args.out}")
     return code
 
 
-def fuzz_main(args, gate, corpus, t_start) -> int:
+def fuzz_native_main(args, gate, t_start) -> int:
+    """--fuzz on a project without bindings: the native suite's server mode."""
     from pathlib import Path
 
     from ..native import fuzz as native_fuzz
+    corpus = files.regressions()
     out_of_scope = {e.meta.get("signature"): e.reason for e in corpus if not e.in_scope}
     state = {}
 
     def body(tmp):
-        built = G.build_binaries(gate)
-        binaries = {v: exe for v, (exe, _) in built.items()}
-        print(f"fuzzing {', '.join(binaries)} side by side for {args.fuzz:g} s each", flush=True)
+        built = G.build_variants(gate)
+        binaries = {v: b.suite_binary for v, b in built.items()}
+        say(f"fuzzing {', '.join(binaries)} side by side for {args.fuzz:g} s each")
 
         def log(cid, argv, rc, seconds, out, err):
             gate.rec.record(cid, argv, native_fuzz.ROOT, rc, seconds, out, err)
@@ -142,7 +227,6 @@ def fuzz_main(args, gate, corpus, t_start) -> int:
         import shutil
         campaigns = {}
         for v, d in outs.items():
-            # The run directory's own manifest covers these files: no nested manifests.
             shutil.copytree(d, Path(tmp) / d.name, ignore=shutil.ignore_patterns(G.paths.MANIFEST))
             campaigns[v] = native_fuzz.load_campaign(d)
         summary = native_fuzz.cross_check(binaries, gate.work, outs, out_of_scope)
@@ -166,48 +250,96 @@ def _cell(status) -> str:
     return terminal._cell(status)
 
 
-def print_gate(comp: dict) -> None:
+def _scenario_table(title, rows, with_signature=False):
     from rich.markup import escape
     from rich.table import Table
+    t = Table(title=title)
+    for col in ("scenario", "op", "expects defect", "pristine", "patched"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(escape(r.get("signature") or r["scenario"] if with_signature else r["scenario"]),
+                  escape(r.get("op", "")), "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
+                  _cell(r["patched"]))
+    return t
+
+
+def print_comparison(comp: dict, scope: dict, what: str) -> None:
+    """The rows that matter: the scope's, and every row whose status changed; rows
+    failing on both elsewhere are counted per op."""
+    from collections import Counter
+
+    from rich.markup import escape
 
     from . import terminal
     c = terminal.console()
+    ops = set(scope["ops"])
     rows = comp["rows"]
-    units = ", ".join(comp["units"])
-    main = [r for r in rows if r.get("source", "catalog") != "regression" and r.get("in_scope", True)]
-    corpus = [r for r in rows if r.get("source") == "regression" and r.get("in_scope", True)]
-    out = [r for r in rows if not r.get("in_scope", True)]
-    if main:
-        t = Table(title=f"native: pristine vs patched ({units})")
-        for col in ("scenario", "expects defect", "pristine", "patched"):
-            t.add_column(col, overflow="fold")
-        for r in main:
-            t.add_row(escape(r["scenario"]), "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
-                      _cell(r["patched"]))
-        c.print(t)
+    scoped = [r for r in rows if r.get("op") in ops and r.get("source") != "regression"]
+    corpus = [r for r in rows if r.get("op") in ops and r.get("source") == "regression"]
+    changed = [r for r in rows if r.get("op") not in ops and r["pristine"] != r["patched"]]
+    units = ", ".join(comp.get("units", []))
+    if scoped:
+        c.print(_scenario_table(f"{what}: pristine vs patched, the ops in scope ({units})", scoped))
     if corpus:
-        t = Table(title="regression corpus: one minimal scenario per confirmed finding")
-        for col in ("finding", "mlx 0.32.4 wheel", "pristine", "patched"):
+        from rich.table import Table
+        t = Table(title=f"{what}: regression corpus, one minimal scenario per confirmed finding")
+        for col in ("finding", "mlx 0.32.4 wheel", "pristine", "patched", "scope"):
             t.add_column(col, overflow="fold")
         for r in corpus:
             t.add_row(escape(r.get("signature") or r["scenario"]), _cell(r.get("recorded_pristine")),
-                      _cell(r["pristine"]), _cell(r["patched"]))
+                      _cell(r["pristine"]), _cell(r["patched"]),
+                      "in scope" if r.get("in_scope", True) else escape(f"out: {r.get('reason', '')}"))
         c.print(t)
-    if out:
-        t = Table(title="out of the patch's scope (not part of the verdict)")
-        for col in ("finding", "pristine", "patched", "reason"):
-            t.add_column(col, overflow="fold")
-        for r in out:
-            t.add_row(escape(r.get("signature") or r["scenario"]), _cell(r["pristine"]),
-                      _cell(r["patched"]), escape(r.get("reason", "")))
-        c.print(t)
+    if changed:
+        c.print(_scenario_table(f"{what}: scenarios of other ops whose outcome changed", changed))
+    both = Counter(r.get("op", "?") for r in rows if r.get("op") not in ops
+                   and r["pristine"] != "pass" and r["patched"] != "pass")
+    if both:
+        c.print(escape(f"{what}: failing on both builds (pre-existing, not the patch's doing): "
+                       + ", ".join(f"{op} {n}" for op, n in sorted(both.items()))))
     for k in comp.get("skipped", []):
-        c.print(f"skipped {escape(k['scenario'])}: {escape(k['reason'])}")
+        if what == "native" and not k["reason"].startswith("op "):
+            c.print(f"skipped {escape(k['scenario'])}: {escape(k['reason'])}")
+    n_skipped = len(comp.get("skipped", []))
+    if n_skipped and what == "native":
+        c.print(f"native: {n_skipped} scenarios of other ops are not implemented by the C++ suite "
+                "(the harness ran them through the bindings)")
     fp = comp.get("fast_path") or {}
     if any(fp.values()):
         says = lambda d: ", ".join(f"{op} {'yes' if on else 'NO'}" for op, on in sorted((d or {}).items())) or "?"  # noqa: E731
         c.print(f"right-sorted fast path (segmented matmul in the VJP): pristine {says(fp.get('pristine'))}; "
                 f"patched {says(fp.get('patched'))}")
+
+
+def print_mlx_tests(doc: dict) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from . import terminal
+    c = terminal.console()
+    rows = [r for r in doc["rows"] if r["change"] in ("regression", "fixed", "changed", "missing")]
+    if rows:
+        t = Table(title="MLX's own tests whose outcome changed")
+        for col in ("suite", "test", "pristine", "patched", "change", "detail"):
+            t.add_column(col, overflow="fold")
+        for r in rows:
+            t.add_row(r["suite"], escape(r["test"]), r["pristine"] or "-", r["patched"] or "-", r["change"],
+                      escape((r.get("detail") or "")[:120]))
+        c.print(t)
+    pre = [r for r in doc["rows"] if r["change"] == "pre-existing"]
+    if pre:
+        c.print(escape(f"MLX tests failing on both builds (pre-existing): {len(pre)}: "
+                       + ", ".join(f"{r['suite']}:{r['test']}" for r in pre[:12])
+                       + (" ..." if len(pre) > 12 else "")))
+
+
+def print_gate(outcome: dict, scope: dict) -> None:
+    if outcome.get("comparison"):
+        print_comparison(outcome["comparison"], scope, "harness")
+    if outcome.get("native_comparison"):
+        print_comparison(outcome["native_comparison"], scope, "native")
+    if outcome.get("mlx_tests"):
+        print_mlx_tests(outcome["mlx_tests"])
 
 
 def print_fuzz(summary: dict, campaigns: dict) -> None:
@@ -216,19 +348,18 @@ def print_fuzz(summary: dict, campaigns: dict) -> None:
 
     from . import terminal
     c = terminal.console()
-    t = Table(title="native fuzz: every finding on both binaries")
-    for col in ("finding", "found by", "size", "pristine", "patched", "scope"):
+    t = Table(title="fuzz: every finding on both builds")
+    for col in ("finding", "found by", "size", "pristine", "patched", "verdict"):
         t.add_column(col, overflow="fold")
     for r in summary["rows"]:
         t.add_row(escape(r["signature"]), ", ".join(r["found_by"]), str(r["size"]),
                   _cell((r["pristine"] or {}).get("status")), _cell((r["patched"] or {}).get("status")),
-                  "in scope" if r["in_scope"] else escape(f"out: {r['reason']}"))
+                  escape(r.get("verdict") or ("in scope" if r.get("in_scope") else f"out: {r.get('reason', '')}")))
     c.print(t)
     for v, info in campaigns.items():
         st = info["stats"]
         c.print(f"{v}: {st['cases']} cases in {st['elapsed_s']:.1f} s ({st['cases_per_s']} cases/s), "
-                f"{st['invalid']} rejected by the forward or skipped, {len(info['findings'])} findings, "
-                f"server started {info.get('server_starts', 1)}x")
+                f"{st['invalid']} rejected by the forward or skipped, {len(info.get('findings', []))} findings")
         for k in info.get("skipped", []):
             c.print(f"  skipped {k['cases']} cases: {escape(k['reason'])}")
 
@@ -248,3 +379,7 @@ def main(argv=None, project: Project | None = None, scenarios=None) -> int:
         return 2
     except KeyboardInterrupt:
         return options.interrupted("build_and_test")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

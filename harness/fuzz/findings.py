@@ -24,7 +24,8 @@ from ..evidence import atomic, paths
 
 
 def size(s) -> int:
-    """Total operand elements, storage included (what a counterexample costs to read)."""
+    """Total operand elements, storage and index arrays included (what a
+    counterexample costs to read)."""
     return sum(len(t.values) for t in s.operands.values())
 
 

@@ -40,6 +40,9 @@ class Project:
     shared_names: tuple = ("libmlx.so", "libmlx.dylib")
     suite_sources: tuple = tuple(sorted(str(p) for p in NATIVE_SRC.glob("*.cpp")))
     suite_include: str = str(NATIVE_SRC)
+    # The checkout also builds Python bindings and C++ tests (MLX's python/src, tests/):
+    # the gate runs the whole harness and the project's own tests through them.
+    bindings: bool = True
 
 
 MLX = Project()

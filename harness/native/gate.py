@@ -1,14 +1,28 @@
-"""The native gate: the C++ suite against pristine and patched translation units.
+"""The gate: a patch to MLX's translation units, pristine against patched, through
+everything this project checks.
 
-Given a checkout and its existing static CMake build: apply the patch to copies
-of the touched units, compile each unit pristine and patched with the exact
-flags of compile_commands.json (in parallel), link the suite's objects (cached)
-and the units ahead of the static archive twice, run both binaries, and write
-every command with its exit code, time and logs, both results files and a
-side-by-side table into one run directory. build_and_test.py drives it
-(harness/cli/gate.py).
+Given a checkout and its existing static CMake build (`--mlx-build`): apply the
+patch to copies of the touched files, compile each touched unit pristine and
+patched with its exact flags (cached per unit and text), and link two builds
+ahead of `libmlx.a` (variants.py), each made of MLX's Python package (the
+bindings objects are compiled once per checkout: bindings.py), MLX's C++ test
+binary and this project's C++ suite. Then run, on both builds, side by side:
 
-Every input is checked by `prepare` before anything is written.
+* harness: every scenario of every op (catalog, regression corpus, --scenarios)
+  through the ordinary scenario worker with the built package first on
+  PYTHONPATH (so every oracle of the "run" context applies and the records are
+  ordinary results records);
+* native: the C++ suite (gather_mm / gather_qmm: the defect report's native
+  checks: loss before and after a step, gradients, finite differences, Hessian
+  rows) and whether the right-sorted fast path is still taken;
+* mlx-python, mlx-cpp: MLX's own Python (unittest) and C++ (doctest) tests
+  (mlxtests.py), one outcome per test.
+
+Everything lands in one run directory: every command with its exit code, time
+and logs, the results of both builds, the comparisons and the environment with
+the checkout's commit, version and flags as the subject. build_and_test.py
+drives it (harness/cli/gate.py). Every input is checked by `prepare` before
+anything is written or compiled.
 """
 from __future__ import annotations
 
@@ -17,22 +31,36 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import jsonio, resources
 from ..evidence import atomic, paths, rundir
 from ..running import environment
+from . import bindings as nbind
 from . import build as nb
 from . import cache as native_cache
+from . import mlxtests
 from . import patch as native_patch
 from . import suite as native_suite
+from . import variants as nvar
 from .build import Project, Unit
 
 VARIANTS = ("pristine", "patched")
 DEFAULT_PATCH = resources.patch_dir() / "gather_vjp_sorted.diff"
+# The ops this project's own patch is about: a patch that changes the outcome of any of
+# their scenarios is held to fixing every known defect of all of them.
+TARGET = ("gather_mm", "gather_qmm")
+STAGES = ("harness", "native", "mlx-python", "mlx-cpp")
+BINDING_STAGES = ("harness", "mlx-python", "mlx-cpp")
+NATIVE_DIR = "native"                 # the C++ suite's results, comparison and commands
+MLX_TESTS = "mlx-tests.json"
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl", ".ipp")
+PKG = __name__.split(".")[0]          # mlx_vjpcheck installed, harness from a checkout
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 class InputError(RuntimeError):
@@ -70,12 +98,37 @@ def check_build(build: Path, project: Project) -> Path:
     return archive.resolve()
 
 
-def check_patch(patch: Path, src: Path, all_units: dict) -> tuple:
-    """(patch text, {rel: (pristine text, patched text)}) or InputError naming the hunk."""
+def classify(rel: str, all_units: dict, with_bindings: bool) -> str:
+    """What a touched file is: "mlx" (a unit of libmlx), "core" (a bindings unit, python/src),
+    "tests" (a C++ test unit), "python" (a source of the Python package); anything else is
+    refused with one line naming the file."""
+    if rel in all_units:
+        return "mlx"
+    if rel.endswith(HEADER_SUFFIXES):
+        raise InputError(f"the patch touches the header {rel}: patches to headers are not supported "
+                         "(every unit including it would have to be rebuilt, the archive's too); "
+                         "move the change into the translation units, or rebuild MLX with it")
+    if with_bindings and rel.startswith("python/src/") and rel.endswith((".cpp", ".cc")):
+        return "core"
+    if with_bindings and rel.startswith("tests/") and rel.endswith((".cpp", ".cc")):
+        return "tests"
+    if with_bindings and rel.startswith("python/mlx/") and rel.endswith(".py"):
+        return "python"
+    raise InputError(f"{rel} is touched by the patch but is not a translation unit in "
+                     "compile_commands.json" + (", a bindings or C++ test unit, or a source of the "
+                                                "Python package (python/mlx)" if with_bindings else "")
+                     + " (is it switched off in its CMake configuration?)")
+
+
+def check_patch(patch: Path, src: Path, all_units: dict, with_bindings: bool = False) -> tuple:
+    """(patch text, {rel: (pristine text, patched text)}, {rel: group}) or InputError
+    naming the hunk or the file."""
     try:
         text = patch.read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(f"cannot read --patch {patch}: {e.strerror}")
+    except UnicodeDecodeError:
+        raise InputError(f"--patch {patch} is not UTF-8 text")
     try:
         files = native_patch.parse(text)
         out = {}
@@ -87,16 +140,9 @@ def check_patch(patch: Path, src: Path, all_units: dict) -> tuple:
             out[fp.path] = (original, native_patch.apply(original, fp))
     except native_patch.PatchError as e:
         raise InputError(str(e))
-    for rel in out:
-        if rel not in all_units:
-            why = ("patches to headers are not supported" if rel.endswith((".h", ".hpp", ".hh", ".inl"))
-                   else "this build does not compile it: is it switched off in its CMake configuration?")
-            raise InputError(f"{rel} is touched by the patch but is not a translation unit in "
-                             f"compile_commands.json ({why})")
-    return text, out
+    groups = {rel: classify(rel, all_units, with_bindings) for rel in out}
+    return text, out, groups
 
-
-# --- compiling: suite and pristine objects cached, the patched unit always fresh ---
 
 def _headers(project: Project, src: Path) -> str:
     """The library headers every object here compiles against."""
@@ -108,40 +154,111 @@ class Gate:
     """One gate run: its checked inputs, and what the build steps share."""
     project: Project
     src: Path                 # the checkout (resolved)
+    build: Path               # its static build
     archive: Path             # its static library
     units: dict               # rel path -> build.Unit, every unit of compile_commands.json
     touched: dict             # rel path -> (pristine text, patched text)
+    groups: dict              # rel path -> "mlx" | "core" | "tests" | "python"
     patch_text: str
     libraries: list           # what the archive links against, from CMakeCache.txt
     opt: str                  # "as-built" or "O0"
-    jobs: int                 # parallel compiles
-    cache: Path               # object cache root
+    jobs: int                 # parallel compiles and suites
+    cache_root: Path          # everything compiled or linked is cached under it
     fresh: bool               # recompile instead of reusing cached objects
+    stages: tuple = STAGES
+    mlx_tests_filter: str | None = None
+    commit: str | None = None
+    prerequisites: dict = field(default_factory=dict)
     rec: nb.Recorder | None = None   # set once the run directory exists
     work: Path | None = None         # scratch directory of this run
     headers: str = ""                # digest of the library's headers
+    archive_sha256: str = ""
+    bindings: nbind.Bindings | None = None
+    say: object = None
 
     @property
-    def first(self) -> Unit:
-        """The first touched unit: its compiler and flags build and link the suite."""
-        return self.units[next(iter(self.touched))]
+    def cache(self) -> Path:
+        """Object cache entries (suite, units)."""
+        return self.cache_root / "native-objects"
+
+    @property
+    def builds_root(self) -> Path:
+        return self.cache_root / nvar.BUILDS
+
+    def unit_group(self, rel: str) -> str:
+        return self.groups.get(rel, "mlx")
+
+    def unit(self, rel: str) -> Unit:
+        if rel in self.units:
+            return self.units[rel]
+        u = self.bindings.unit(rel) if self.bindings is not None else None
+        if u is None:
+            raise StepFailed(f"{rel} is touched by the patch but the bindings' configure does not "
+                             "compile it")
+        return u
+
+    @property
+    def first_unit(self) -> Unit:
+        """The compiler and flags that build and link the suite: the first touched unit of
+        libmlx, else any unit of the build."""
+        rel = next((r for r in self.touched if self.unit_group(r) == "mlx"), None)
+        return self.units[rel] if rel else next(iter(self.units.values()))
+
+    first = first_unit   # the older name
+
+    @property
+    def compiled(self) -> list:
+        """The touched files that are translation units (compiled pristine and patched)."""
+        return [r for r in self.touched if self.unit_group(r) in ("mlx", "core", "tests")]
+
+    @property
+    def needs_bindings(self) -> bool:
+        return any(s in BINDING_STAGES for s in self.stages)
 
 
 def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = nb.MLX,
-            cache=None, jobs=None, fresh=False) -> Gate:
+            cache=None, jobs=None, fresh=False, stages=None, mlx_tests_filter=None) -> Gate:
     """Check every input (raises InputError or BuildError); nothing is written."""
     src = check_source(Path(src), project)
     build = Path(build)
     archive = check_build(build, project)
     units = nb.units(build, src)
-    patch_text, touched = check_patch(Path(patch), src, units)
-    return Gate(project, src, archive, units, touched, patch_text,
+    if not units:
+        raise InputError(f"--mlx-build {build}: compile_commands.json names no unit of {src} "
+                         "(is it the build of this checkout?)")
+    stages = tuple(s for s in (stages or STAGES) if project.bindings or s not in BINDING_STAGES)
+    with_bindings = any(s in BINDING_STAGES for s in stages)
+    patch_text, touched, groups = check_patch(Path(patch), src, units, with_bindings)
+    pre = {}
+    if with_bindings:
+        try:
+            pre = nbind.check_prerequisites(src, want_tests="mlx-cpp" in stages)
+        except nbind.BindingsError as e:
+            raise InputError(str(e))
+        if project.marker == "mlx/mlx.h" and not (src / "python" / "mlx" / "__init__.py").is_file() \
+                and not (src / "python" / "mlx").is_dir():
+            raise InputError(f"--mlx-source {src} has no python/mlx (the Python package's sources)")
+    if "mlx-python" in stages and not (src / "python" / "tests").is_dir():
+        raise InputError(f"--mlx-source {src} has no python/tests (MLX's Python tests)")
+    root = Path(cache) if cache else resources.cache_root()
+    try:
+        rundir.check_writable(root, "--cache")
+    except rundir.OutDirError as e:
+        raise InputError(str(e))
+    return Gate(project, src, build, archive, units, touched, groups, patch_text,
                 nb.archive_libraries(nb.read_cache(build)), opt, jobs or os.cpu_count() or 2,
-                Path(cache) if cache else native_cache.default_root(), fresh)
+                root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre)
 
+
+def _say(gate: Gate, msg: str) -> None:
+    if gate.say:
+        gate.say(msg)
+
+
+# --- compiling and linking ---------------------------------------------------------
 
 def suite_objects(gate: Gate) -> list:
-    project, unit = gate.project, gate.first
+    project, unit = gate.project, gate.first_unit
     suite = [p for p in sorted(Path(project.suite_include).rglob("*")) if p.is_file()]
     key = "suite-" + native_cache.digest(unit.compiler, list(unit.flags),
                                          native_cache.compiler_version(unit.compiler), gate.headers,
@@ -155,84 +272,187 @@ def suite_objects(gate: Gate) -> list:
     return [objs[j.name] for j in jobs]
 
 
-def _unit_job(variant, rel, unit, copy, src, opt) -> native_cache.Job:
-    # -iquote keeps quoted includes relative to the original file resolving as in the checkout.
-    argv = lambda obj: [unit.compiler, *nb.with_opt(unit.flags, opt), "-iquote",  # noqa: E731
-                        str((src / rel).parent), "-c", copy, "-o", obj]
-    return native_cache.Job(f"compile-{variant}-{_stem(rel)}", _stem(rel) + ".o", argv,
-                            unit.directory, f"{variant} {rel}")
-
-
-def _write_copies(variant, gate: Gate) -> dict:
-    copies = {}
-    for rel, texts in gate.touched.items():
-        copy = gate.work / variant / rel
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(texts[0] if variant == "pristine" else texts[1], encoding="utf-8")
-        copies[rel] = copy
-    return copies
-
-
-def pristine_objects(gate: Gate) -> list:
-    copies = _write_copies("pristine", gate)
-    jobs = [_unit_job("pristine", rel, gate.units[rel], copy, gate.src, gate.opt)
-            for rel, copy in copies.items()]
-    u = [gate.units[rel] for rel in copies]
-    key = "pristine-" + native_cache.digest(
-        [(x.compiler, nb.with_opt(x.flags, gate.opt), x.directory) for x in u],
-        [native_cache.compiler_version(x.compiler) for x in u], gate.headers,
-        {rel: gate.touched[rel][0] for rel in copies}, str(gate.src))
-    objs = native_cache.compile_cached(key, jobs, gate.cache, gate.rec, gate.jobs, gate.fresh)
-    return [objs[j.name] for j in jobs]
-
-
-def patched_objects(gate: Gate) -> list:
-    copies = _write_copies("patched", gate)
-    jobs = [_unit_job("patched", rel, gate.units[rel], copy, gate.src, gate.opt)
-            for rel, copy in copies.items()]
-    (gate.work / "obj").mkdir(exist_ok=True)
-
-    def one(job):
-        obj = gate.work / "obj" / job.name
-        entry = gate.rec.run(job.cid, job.argv(obj), job.cwd)
-        if entry["exit_code"] != 0:
-            raise native_cache.CompileFailed(job.what, entry)
-        return obj
-    with cf.ThreadPoolExecutor(gate.jobs) as pool:
-        return list(pool.map(one, jobs))
-
-
 def _stem(rel: str) -> str:
-    return rel.replace("/", "_").replace(".", "_")
+    return nvar.stem(rel)
 
 
-def link(gate: Gate, variant, suite_objs, unit_objs) -> Path:
-    exe = gate.work / f"vjpcheck-native-{variant}"
-    unit = gate.first
-    argv = [unit.compiler, *nb.link_passthrough(unit.flags), "-o", exe, *suite_objs, *unit_objs,
-            gate.archive, *gate.libraries]
-    entry = gate.rec.run(f"link-{variant}", argv, gate.work)
-    if entry["exit_code"] != 0:
-        raise StepFailed(f"linking the {variant} binary failed (exit {entry['exit_code']}): "
-                         f"see {{out}}/{entry['stderr']}")
-    return exe
+def unit_objects(gate: Gate) -> dict:
+    """{variant: {rel: object}} for every touched translation unit; cached per unit and text."""
+    pairs = [(v, rel) for rel in gate.compiled for v in VARIANTS]
+
+    def one(pair):
+        v, rel = pair
+        text = gate.touched[rel][0 if v == "pristine" else 1]
+        return nvar.unit_object(gate, v, rel, text, gate.unit(rel))
+    objs = native_cache.parallel(one, pairs, gate.jobs)
+    out = {v: {} for v in VARIANTS}
+    for (v, rel), o in zip(pairs, objs):
+        out[v][rel] = o
+    return out
 
 
-def run_variant(gate: Gate, variant, exe, input_path) -> native_suite.NativeRun:
-    count, rec = [0], gate.rec
+def build_variants(gate: Gate) -> dict:
+    """{variant: variants.Variant}: bindings (once per checkout), touched units (per text),
+    suite objects, links (per set of objects): everything reused when it can be."""
+    t0 = time.perf_counter()
+    gate.headers = _headers(gate.project, gate.src)
+    gate.archive_sha256 = nb.sha256_file(gate.archive)
+    if gate.needs_bindings:
+        try:
+            gate.bindings = nbind.ensure(gate.cache_root, gate.src, gate.build, gate.commit, gate.rec,
+                                         gate.say or (lambda m: None), gate.jobs, gate.fresh,
+                                         gate.prerequisites or None, gate.headers)
+        except nbind.BindingsError as e:
+            raise StepFailed(str(e))
+    objs = unit_objects(gate)
+    suite = suite_objects(gate) if "native" in gate.stages else None
+    parts = tuple(p for p, s in (("package", "harness"), ("package", "mlx-python"), ("tests", "mlx-cpp"),
+                                 ("suite", "native")) if s in gate.stages)
+    built = {v: nvar.link_variant(gate, v, objs[v], tuple(dict.fromkeys(parts)), gate.bindings, suite)
+             for v in VARIANTS}
+    _say(gate, "builds: " + ", ".join(f"{v} {'reused' if b.reused else 'linked'}" for v, b in built.items())
+         + f" ({time.perf_counter() - t0:.1f} s)")
+    return built
 
-    def execute(argv):
+
+# --- the suites on one build ----------------------------------------------------------------
+
+def python_env(variant: nvar.Variant) -> dict:
+    """The built package first on PYTHONPATH, then this project's package (when it runs
+    from a checkout), then whatever was there."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    parts = [str(variant.package_parent), str(PACKAGE_PARENT)]
+    if os.environ.get("PYTHONPATH"):
+        parts.append(os.environ["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env
+
+
+def import_check(gate: Gate, variant: nvar.Variant) -> dict:
+    """The built package is the `mlx` a child imports (and its extension loads)."""
+    code = "import json, mlx.core as mx; print(json.dumps({'version': mx.__version__, 'file': mx.__file__}))"
+    e = gate.rec.run(f"import-{variant.name}", [sys.executable, "-c", code], gate.work, env=python_env(variant))
+    out = (gate.rec.root / e["stdout"]).read_text(encoding="utf-8").strip().splitlines()
+    try:
+        info = json.loads(out[-1])
+    except (ValueError, IndexError):
+        info = None
+    if e["exit_code"] != 0 or not info:
+        raise StepFailed(f"the {variant.name} MLX package does not import (exit {e['exit_code']}): "
+                         f"see {{out}}/{e['stderr']}")
+    if not str(Path(info["file"]).resolve()).startswith(str(variant.path.resolve())):
+        raise StepFailed(f"the {variant.name} build is not the mlx that Python imports ({info['file']}): "
+                         "is PYTHONPATH overridden by a .pth file?")
+    return info
+
+
+def _execute(rec, cid_base: str, cwd, env=None):
+    count = [0]
+
+    def execute(argv, n=None):
         count[0] += 1
-        cid = f"run-{variant}" + (f"-{count[0]}" if count[0] > 1 else "")
-        e = rec.run(cid, argv, gate.work)
+        cid = cid_base + (f"-{count[0]}" if count[0] > 1 else "")
+        e = rec.run(cid, argv, cwd, env=env)
         return (e["exit_code"], (rec.root / e["stdout"]).read_text(encoding="utf-8"),
                 (rec.root / e["stderr"]).read_text(encoding="utf-8"))
-    try:
-        return native_suite.run_binary(exe, input_path, execute=execute)
-    except native_suite.NativeError as e:   # dead before any scenario: keep the logs, exit 2
-        raise StepFailed(f"the {variant} binary {e}; see {{out}}/logs/run-{variant}"
-                         f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
+    return execute, count
 
+
+def run_harness(gate: Gate, variant: nvar.Variant, input_path: Path) -> native_suite.NativeRun:
+    """Every scenario through the scenario worker on this build; a dead worker is one
+    crashed record and the next worker starts at the following scenario."""
+    worker = f"{PKG}.running.worker"
+    execute, count = _execute(gate.rec, f"run-{variant.name}", PACKAGE_PARENT, python_env(variant))
+    with open(input_path, encoding="utf-8") as fh:
+        names = [s["name"] for s in json.load(fh)["scenarios"]]
+    run, start = native_suite.NativeRun(), 0
+    try:
+        while start < len(names):
+            start = native_suite._one_process([sys.executable, "-m", worker], input_path, names, start,
+                                              run, execute, extra=("cpu",), decode=json.loads)
+    except native_suite.NativeError as e:
+        raise StepFailed(f"the harness on the {variant.name} build {e}; see {{out}}/logs/run-{variant.name}"
+                         f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
+    return run
+
+
+def run_native(gate: Gate, variant: nvar.Variant, input_path: Path, rec) -> tuple:
+    execute, count = _execute(rec, f"run-{variant.name}", gate.work)
+    try:
+        run = native_suite.run_binary(variant.suite_binary, input_path, execute=execute)
+    except native_suite.NativeError as e:   # dead before any scenario: keep the logs, exit 2
+        raise StepFailed(f"the {variant.name} native suite {e}; see {{out}}/{NATIVE_DIR}/logs/run-{variant.name}"
+                         f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
+    return run, fast_path(rec, variant.name, variant.suite_binary, gate.work)
+
+
+def fast_path(rec, variant: str, exe, cwd) -> dict | None:
+    """{op: bool}: does a right-sorted, non-broadcast VJP (the MoE case) still go through
+    the segmented matmul? None when the binary has no such probe (a fixture's suite)."""
+    e = rec.run(f"fastpath-{variant}", [exe, "--fast-path"], cwd)
+    if e["exit_code"] != 0:
+        return None
+    for line in (rec.root / e["stdout"]).read_text(encoding="utf-8").splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and isinstance(msg.get("fast_path"), dict):
+            return {str(k): bool(v) for k, v in msg["fast_path"].items()}
+    return None
+
+
+def run_mlx_python(gate: Gate, variant: nvar.Variant) -> dict:
+    cwd = gate.work / f"mlx-python-{variant.name}"
+    cwd.mkdir(parents=True, exist_ok=True)
+    execute, _ = _execute(gate.rec, f"mlx-python-{variant.name}", cwd, python_env(variant))
+    try:
+        return mlxtests.run_python(gate.src / "python" / "tests", execute, gate.mlx_tests_filter)
+    except RuntimeError as e:
+        raise StepFailed(f"{e} ({variant.name} build; see {{out}}/logs/mlx-python-{variant.name}.err)")
+
+
+def run_mlx_cpp(gate: Gate, variant: nvar.Variant) -> dict:
+    cwd = gate.work / f"mlx-cpp-{variant.name}"
+    cwd.mkdir(parents=True, exist_ok=True)
+    execute, _ = _execute(gate.rec, f"mlx-cpp-{variant.name}", cwd)
+    try:
+        out = mlxtests.run_cpp(variant.tests_binary, cwd, execute, gate.mlx_tests_filter)
+    except RuntimeError as e:
+        raise StepFailed(f"{e} ({variant.name} build; see {{out}}/logs/mlx-cpp-{variant.name}.err)")
+    for n, text in enumerate(out.pop("xml"), 1):   # doctest's own report, kept beside the logs
+        atomic.write_text(gate.rec.root / paths.LOGS / f"mlx-cpp-{variant.name}{'-' + str(n) if n > 1 else ''}.xml",
+                          text)
+    return out
+
+
+# Rough cost of each stage on 2 cores, to start the longest first.
+WEIGHT = {"mlx-python": 240, "mlx-cpp": 30, "harness": 20, "native": 5}
+
+
+def run_suites(gate: Gate, built: dict, input_path: Path, native_rec) -> dict:
+    """{(stage, variant): result} for every stage on both builds, `jobs` at a time,
+    longest first, each build's import checked before anything runs on it."""
+    if any(s in gate.stages for s in ("harness", "mlx-python")):
+        for v in VARIANTS:
+            import_check(gate, built[v])
+    tasks = sorted(((s, v) for s in gate.stages for v in VARIANTS), key=lambda t: -WEIGHT.get(t[0], 1))
+    runners = {"harness": lambda v: run_harness(gate, built[v], input_path),
+               "native": lambda v: run_native(gate, built[v], input_path, native_rec),
+               "mlx-python": lambda v: run_mlx_python(gate, built[v]),
+               "mlx-cpp": lambda v: run_mlx_cpp(gate, built[v])}
+
+    def one(task):
+        stage, v = task
+        t0 = time.perf_counter()
+        result = runners[stage](v)
+        _say(gate, f"{stage} on {v}: done in {time.perf_counter() - t0:.0f} s")
+        return result
+    results = native_cache.parallel(one, tasks, gate.jobs)
+    return dict(zip(tasks, results))
+
+
+# --- comparing the two builds ---------------------------------------------------------------
 
 def _entries(items) -> list:
     """Scenarios or cases.files.Entry records (a bare scenario is a catalog entry)."""
@@ -242,16 +462,16 @@ def _entries(items) -> list:
 
 
 def comparison(entries, runs: dict, units: list) -> dict:
-    """One row per scenario either binary ran. `expects_defect` says a pristine build is
-    expected not to pass it, `in_scope` that the patch is meant to make it pass; rows out
-    of scope carry the reason and take no part in the verdict."""
+    """One row per scenario either build ran: its op, both statuses, whether a pristine
+    build is expected not to pass it, where it came from, and whether the regression
+    corpus counts it in the patch's scope (rows out of it carry the reason)."""
     by = {v: {r["scenario"]: r for r in runs[v].records} for v in VARIANTS}
     rows = []
     for e in _entries(entries):
         s = e.scenario
         if s.name in by["pristine"] or s.name in by["patched"]:
             rec = by["pristine"].get(s.name) or by["patched"][s.name]
-            row = {"scenario": s.name, "device": rec["device"],
+            row = {"scenario": s.name, "op": s.op, "device": rec["device"],
                    "pristine": (by["pristine"].get(s.name) or {}).get("status"),
                    "patched": (by["patched"].get(s.name) or {}).get("status"),
                    "expects_defect": e.expects_defect, "source": e.kind, "in_scope": e.in_scope}
@@ -266,49 +486,109 @@ def comparison(entries, runs: dict, units: list) -> dict:
             "skipped": [{"scenario": k, "reason": r} for k, r in skipped.items()]}
 
 
-def verdict(comp: dict) -> tuple:
-    """(exit code, one line). In scope: every expected defect reproduces on pristine (a
-    crash counts) and patched passes. A crash nobody expected is exit 2."""
+def changed_ops(*comps) -> list:
+    """Ops with a scenario whose status differs between the builds."""
+    return sorted({r.get("op") for c in comps if c for r in c["rows"]
+                   if r["pristine"] != r["patched"] and r.get("op")})
+
+
+def resolve_scope(fixes, comps, mlx_rows=()) -> dict:
+    """The ops the patch is held to fix. `fixes`: None (auto: the ops whose scenarios
+    change, and all of TARGET when one of them does), "none", or a list of ops.
+    Returns {"ops", "how", "strict": ops whose every expected defect must reproduce}."""
+    if fixes == "none":
+        return {"ops": [], "how": "none (--fixes none)", "strict": []}
+    if fixes:
+        return {"ops": sorted(fixes), "how": "--fixes", "strict": sorted(fixes)}
+    ops = set(changed_ops(*comps))
+    if ops & set(TARGET):
+        ops |= set(TARGET)
+    return {"ops": sorted(ops), "how": "auto: the ops whose scenarios change"
+            + (f" (all of {', '.join(TARGET)} when one does)" if ops & set(TARGET) else ""),
+            "strict": sorted(ops & set(TARGET))}
+
+
+def judge(comp: dict, scope: dict) -> dict:
+    """What the rows say under the scope: lists of scenario names per finding."""
+    ops, strict = set(scope["ops"]), set(scope["strict"])
     rows = comp["rows"]
-    scoped = [r for r in rows if r.get("in_scope", True)]
-    # A crash is exit 2 unless it is the defect itself: a corpus entry whose recorded
-    # pristine status is "crashed", crashing the pristine binary again.
-    crashed = [f"{v} {r['scenario']}" for r in rows for v in VARIANTS if r[v] == "crashed"
-               and not (v == "pristine" and r.get("recorded_pristine") == "crashed")]
-    if crashed:
-        return 2, f"native binary crashed ({len(crashed)}x, first: {crashed[0]}); recorded as crashed"
-    missed = [r["scenario"] for r in scoped if r["expects_defect"] and r["pristine"] == "pass"]
-    unfixed = [r["scenario"] for r in scoped if r["patched"] != "pass"]
-    expected = sum(r["expects_defect"] for r in scoped)
-    corpus = [r for r in scoped if r.get("source") == "regression"]
-    out = len(rows) - len(scoped)
-    tail = (f"; {len(corpus)} of them from the regression corpus" if corpus else "") + \
-           (f"; {out} out of scope (listed with their reasons)" if out else "")
-    if not scoped:
-        return 1, "no scenario ran" + tail
+    scoped = [r for r in rows if r.get("op") in ops and r.get("in_scope", True)]
+    expected = [r for r in scoped if r["expects_defect"]]
+    return {
+        "rows": len(rows),
+        "scoped": [r["scenario"] for r in scoped],
+        "expected": [r["scenario"] for r in expected],
+        # an expected defect of a strict op that the pristine build does not show
+        "missed": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") in strict],
+        "absent": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") not in strict],
+        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass"],
+        "regressed": [r["scenario"] for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"],
+        "fixed": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] == "pass"],
+        "pre_existing": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] != "pass"
+                         and r not in scoped],
+        "passing_pristine": sum(r["pristine"] == "pass" for r in rows),
+        "corpus": sum(r.get("source") == "regression" for r in scoped),
+    }
+
+
+def verdict(comp: dict, scope: dict | None = None, what: str = "harness") -> tuple:
+    """(exit code, one line) for one comparison under the scope (default: auto from this
+    comparison alone)."""
+    scope = scope or resolve_scope(None, [comp])
+    j = judge(comp, scope)
+    if not j["rows"]:
+        return 1, f"{what}: no scenario ran"
     fp = comp.get("fast_path") or {}
     lost = sorted(op for op, on in (fp.get("pristine") or {}).items()
                   if on and (fp.get("patched") or {}).get(op) is False)
+    head = f"{what}: "
     if lost:
-        return 1, (f"the patched units no longer take the right-sorted segmented fast path "
+        return 1, (head + f"the patched units no longer take the right-sorted segmented fast path "
                    f"({', '.join(lost)}): MoE backward passes would lose it")
-    if missed or unfixed:
-        return 1, (f"pristine reproduced {expected - len(missed)}/{expected} expected defects"
-                   + (f" (first missed: {missed[0]})" if missed else "")
-                   + f"; patched: {len(unfixed)} of {len(scoped)} scenarios not passing"
-                   + (f" (first: {unfixed[0]})" if unfixed else "") + tail)
-    return 0, (f"pristine reproduced {expected}/{expected} expected defects "
-               f"({sum(r['pristine'] != 'pass' for r in scoped)} scenarios not passing); "
-               f"patched passes all {len(scoped)}" + tail)
+    n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
+    scope_txt = ", ".join(scope["ops"]) or "no op"
+    line = (f"{head}pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} expected defects "
+            f"of {scope_txt}; patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} of their "
+            f"scenarios" + (f" ({j['corpus']} from the regression corpus)" if j["corpus"] else "")
+            + f"; {len(reg)} of the {j['passing_pristine']} scenarios pristine passes no longer pass"
+            + f"; {len(j['pre_existing'])} fail on both (pre-existing)"
+            + (f"; {len(j['fixed'])} fixed" if j["fixed"] else ""))
+    bad = []
+    if missed:
+        bad.append(f"not reproduced on pristine: {missed[0]}" + (f" (+{len(missed) - 1})" if len(missed) > 1 else ""))
+    if unfixed:
+        bad.append(f"not passing patched: {unfixed[0]}" + (f" (+{len(unfixed) - 1})" if len(unfixed) > 1 else ""))
+    if reg:
+        bad.append(f"regressed: {reg[0]}" + (f" (+{len(reg) - 1})" if len(reg) > 1 else ""))
+    if bad:
+        return 1, line + " -- " + "; ".join(bad)
+    return 0, line
 
 
-def run(gate: Gate, entries: list, out, replace: bool = False) -> dict:
-    """Build, run and record into the run directory `out` (checked by the caller).
-    `entries`: scenarios or cases.files.Entry records.
-    Returns {"results", "comparison"} or {"failed": one line}."""
-    return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp),
-                      "native-gate", replace)
+def overall(outcome: dict, scope_arg=None) -> tuple:
+    """(exit code, scope, [lines]) over every stage that ran."""
+    comps = [outcome.get("comparison"), outcome.get("native_comparison")]
+    mlx_rows = outcome.get("mlx_tests", {}).get("rows", [])
+    scope = resolve_scope(scope_arg, [c for c in comps if c], mlx_rows)
+    codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
+    for comp, what in ((outcome.get("comparison"), "harness"), (outcome.get("native_comparison"), "native")):
+        if comp is not None:
+            c, line = verdict(comp, scope, what)
+            codes.append(c)
+            lines.append(line)
+    if "mlx_tests" in outcome:
+        ok, line = mlxtests.verdict(mlx_rows)
+        codes.append(0 if ok else 1)
+        lines.append(line)
+    changed = bool(changed_ops(*[c for c in comps if c])) or any(r["change"] for r in mlx_rows)
+    if scope_arg != "none" and not changed:
+        codes.append(1)
+        lines.append("the patch changes no scenario's and no MLX test's outcome (pass --fixes none "
+                     "when that is what you expect)")
+    return (max(codes) if codes else 1), scope, lines
 
+
+# --- the run directory ----------------------------------------------------------------------
 
 def staged_run(gate: Gate, out, body, kind: str = "native-gate", replace: bool = False) -> dict:
     """The run directory around `body(tmp)`: patch, environment, commands and logs are
@@ -319,7 +599,7 @@ def staged_run(gate: Gate, out, body, kind: str = "native-gate", replace: bool =
     env_f = side.submit(environment.record, None, mlx_checkout=gate.src)
     side.shutdown(wait=False)
     with rundir.staged(out, kind, replace) as tmp, \
-            tempfile.TemporaryDirectory(prefix="vjpcheck-native-") as w:
+            tempfile.TemporaryDirectory(prefix="vjpcheck-gate-") as w:
         tmp = Path(tmp)
         gate.rec, gate.work = nb.Recorder(tmp), Path(w)
         atomic.write_text(tmp / paths.PATCH, gate.patch_text)
@@ -328,68 +608,99 @@ def staged_run(gate: Gate, out, body, kind: str = "native-gate", replace: bool =
         except (StepFailed, native_cache.CompileFailed) as e:
             outcome = {"failed": str(e).replace("{out}", str(out))}
         env = env_f.result()
-        env["native"] = _native_environment(gate, time.perf_counter() - t_start)
+        env["native"] = native_environment(gate, time.perf_counter() - t_start)
         atomic.write_json(tmp / paths.ENVIRONMENT, env)
         for v, data in outcome.get("results", {}).items():
             data["environment"] = env
             # Compact: these carry every observed array, and indenting them costs ~0.5 s.
             atomic.write_text(tmp / paths.results_for(v), jsonio.dumps(data, sort_keys=True) + "\n")
+        for v, data in outcome.get("native_results", {}).items():
+            data["environment"] = env
+            atomic.write_text(tmp / NATIVE_DIR / paths.results_for(v), jsonio.dumps(data, sort_keys=True) + "\n")
         if "comparison" in outcome:
             atomic.write_json(tmp / paths.COMPARISON, outcome["comparison"])
+        if "native_comparison" in outcome:
+            atomic.write_json(tmp / NATIVE_DIR / paths.COMPARISON, outcome["native_comparison"])
+        if "mlx_tests" in outcome:
+            atomic.write_json(tmp / MLX_TESTS, outcome["mlx_tests"])
+        if "gate" in outcome:
+            atomic.write_json(tmp / "gate.json", outcome["gate"])
         gate.rec.save()
+        if outcome.get("native_rec") is not None:
+            outcome.pop("native_rec").save()
     return outcome
 
 
-def _native_environment(gate: Gate, seconds: float) -> dict:
-    compiler = gate.first.compiler
-    return {"opt": gate.opt, "archive": str(gate.archive), "archive_sha256": nb.sha256_file(gate.archive),
-            "libraries": gate.libraries, "units": list(gate.touched), "compiler": compiler,
-            "compiler_version": native_cache.compiler_version(compiler).splitlines()[:1],
+def native_environment(gate: Gate, seconds: float) -> dict:
+    """The subject: the checkout (commit, mlx/version.h), its build and every flag used."""
+    first = gate.first_unit
+    b = gate.bindings
+    return {"opt": gate.opt, "archive": str(gate.archive),
+            "archive_sha256": gate.archive_sha256 or nb.sha256_file(gate.archive),
+            "libraries": gate.libraries, "units": list(gate.touched),
+            "unit_groups": dict(gate.groups),
+            "unit_flags": {rel: nb.with_opt(gate.unit(rel).flags, gate.opt) for rel in gate.compiled}
+            if (gate.bindings is not None or all(gate.unit_group(r) == "mlx" for r in gate.compiled)) else {},
+            "compiler": first.compiler,
+            "compiler_version": native_cache.compiler_version(first.compiler).splitlines()[:1],
+            "mlx_build": str(gate.build), "mlx_source": str(gate.src), "mlx_checkout_commit": gate.commit,
+            "mlx_version_h": environment.checkout_version(gate.src),
+            "build_type": nb.read_cache(gate.build).get("CMAKE_BUILD_TYPE"),
+            "bindings": None if b is None else {
+                "key": b.key, "extension": b.extension, "nanobind": b.meta.get("nanobind"),
+                "python": b.meta.get("python"), "flags_note": b.meta.get("flags_note"),
+                "flags": {g: list(next((u.flags for gg, u in b.units.values() if gg == g), ()))
+                          for g in nbind.GROUPS}},
+            "stages": list(gate.stages),
             "patch_sha256": hashlib.sha256(gate.patch_text.encode()).hexdigest(),
             "seconds": round(seconds, 3)}
 
 
-def build_binaries(gate: Gate, then=None) -> dict:
-    """{variant: binary}: suite objects, pristine and patched unit objects, two links, in
-    parallel. `then(variant, exe)` runs in the variant's pipeline right after its link
-    (the gate runs the binary there); its results come back as {variant: (exe, result)}."""
-    gate.headers = _headers(gate.project, gate.src)
-
-    def pipeline(variant):   # objects -> link -> then; pristine usually starts from the cache
-        objs = pristine_objects(gate) if variant == "pristine" else patched_objects(gate)
-        exe = link(gate, variant, suite_f.result(), objs)
-        return exe, (then(variant, exe) if then else None)
-
-    with cf.ThreadPoolExecutor(3) as pool:
-        suite_f = pool.submit(suite_objects, gate)
-        futures = {v: pool.submit(pipeline, v) for v in VARIANTS}
-        return {v: f.result() for v, f in futures.items()}
-
-
-def fast_path(gate: Gate, variant, exe) -> dict | None:
-    """{op: bool}: does a right-sorted, non-broadcast VJP (the MoE case) still go through
-    the segmented matmul? None when the binary has no such probe (a fixture's suite)."""
-    e = gate.rec.run(f"fastpath-{variant}", [exe, "--fast-path"], gate.work)
-    if e["exit_code"] != 0:
-        return None
-    for line in (gate.rec.root / e["stdout"]).read_text(encoding="utf-8").splitlines():
-        try:
-            msg = json.loads(line)
-        except ValueError:
+def mlx_tests_document(results: dict, gate: Gate) -> dict:
+    suites, rows = {}, []
+    for suite in ("python", "cpp"):
+        stage = f"mlx-{suite}"
+        if stage not in gate.stages:
             continue
-        if isinstance(msg, dict) and isinstance(msg.get("fast_path"), dict):
-            return {str(k): bool(v) for k, v in msg["fast_path"].items()}
-    return None
+        per = {v: results[(stage, v)] for v in VARIANTS}
+        suites[suite] = {v: {k: r.get(k) for k in ("count", "processes", "mlx") if k in r} for v, r in per.items()}
+        rows += mlxtests.compare(suite, per["pristine"]["tests"], per["patched"]["tests"])
+    ok, line = mlxtests.verdict(rows)
+    return {"schema": mlxtests.SCHEMA, "filter": gate.mlx_tests_filter, "suites": suites, "rows": rows,
+            "passed": ok, "summary": line}
+
+
+def run(gate: Gate, entries: list, out, replace: bool = False) -> dict:
+    """Build, run and record into the run directory `out` (checked by the caller).
+    `entries`: scenarios or cases.files.Entry records. Returns {"comparison",
+    "native_comparison", "mlx_tests", ...} or {"failed": one line}."""
+    return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp), "native-gate", replace)
 
 
 def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
+    t0 = time.perf_counter()
     scenarios = [e.scenario for e in entries]
     input_path = native_suite.write_input(scenarios, gate.work / paths.SCENARIOS)
-    shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the binaries' exact input, kept
-    built = build_binaries(gate, lambda v, exe: (run_variant(gate, v, exe, input_path),
-                                                 fast_path(gate, v, exe)))
-    runs = {v: r for v, (_, (r, _)) in built.items()}
-    results = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}") for v in VARIANTS}
-    comp = comparison(entries, runs, list(gate.touched))
-    comp["fast_path"] = {v: fp for v, (_, (_, fp)) in built.items()}
-    return {"results": results, "comparison": comp}
+    shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the exact input of every run, kept
+    built = build_variants(gate)
+    t_built = time.perf_counter()
+    native_rec = nb.Recorder(tmp / NATIVE_DIR) if "native" in gate.stages else None
+    results = run_suites(gate, built, input_path, native_rec)
+    out = {"native_rec": native_rec,
+           "gate": {"seconds": {"build": round(t_built - t0, 3), "suites": round(time.perf_counter() - t_built, 3)},
+                    "builds": {v: {"key": b.key, "reused": b.reused, "path": str(b.path)} for v, b in built.items()},
+                    "stages": list(gate.stages)}}
+    if "harness" in gate.stages:
+        runs = {v: results[("harness", v)] for v in VARIANTS}
+        out["results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"gate-{v}") for v in VARIANTS}
+        out["comparison"] = comparison(entries, runs, list(gate.touched))
+    if "native" in gate.stages:
+        runs = {v: results[("native", v)][0] for v in VARIANTS}
+        out["native_results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}")
+                                 for v in VARIANTS}
+        comp = comparison(entries, runs, list(gate.touched))
+        comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
+        out["native_comparison"] = comp
+    if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
+        out["mlx_tests"] = mlx_tests_document(results, gate)
+    return out

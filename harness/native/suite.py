@@ -108,14 +108,18 @@ def _subprocess(argv, env=None, cwd=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def _one_process(binary, input_path, names, start, run: NativeRun, execute) -> int:
-    argv = [str(binary), str(input_path)] + ([str(start)] if start else [])
+def _one_process(binary, input_path, names, start, run: NativeRun, execute, extra=(), decode=None) -> int:
+    """One process from scenario `start`: `binary` is the executable (or an argv prefix
+    such as [python, -m, worker]), `extra` arguments follow the input file (and then the
+    start index is always given). Returns where the next process starts."""
+    prefix = [str(a) for a in binary] if isinstance(binary, (list, tuple)) else [str(binary)]
+    argv = [*prefix, str(input_path), *map(str, extra)] + ([str(start)] if start or extra else [])
     t0 = time.perf_counter()
     rc, stdout, stderr = execute(argv)
     run.commands.append({"argv": argv, "exit_code": rc, "seconds": round(time.perf_counter() - t0, 3)})
     current = None
     for line in stdout.splitlines():
-        msg = jsonio.loads(line)
+        msg = (decode or jsonio.loads)(line)
         if "start" in msg:
             current = msg["start"]
         elif "skip" in msg:

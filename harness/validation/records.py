@@ -76,20 +76,26 @@ def _recheck(c: dict, ctx) -> tuple:
 
 
 def _names_problems(s, exp, rec, names: list, strict: bool) -> list:
-    """A run record must check every value the reference has (and nothing it does
-    not know); a fuzz record checks what its oracles measured."""
+    """A run record checks every value the reference has, by the oracles of its
+    context and nothing else; a fuzz record checks what its oracles measured."""
     out = [f"check {n!r} appears twice" for n in sorted({n for n in names if names.count(n) > 1})]
     if rec.get("error") is not None or rec.get("status") == "crashed" or not strict:
         return out
-    missing = sorted(set(exp) - set(names))
+    context = rec.get("context", "run")
+    if context not in ("run", "gate"):   # a results file holds run (or gate) records only
+        return out + [f"context {context!r} is not a run's"]
+    kinds = {c["name"]: c.get("kind") for c in rec["checks"]}
+    allowed = {k for o in oracles.in_context(context) for k in o.kinds}
+    reference = {n for n, k in kinds.items() if k == "reference"}
+    missing = sorted(set(exp) - reference)
     if missing:
         out.append(f"checks missing for {missing}")
-    kinds = {c["name"]: c.get("kind") for c in rec["checks"]}
-    extra = sorted(n for n in names if n not in exp and not (kinds[n] == "fd" and s.fd_step))
+    extra = sorted((reference - set(exp)) | {n for n, k in kinds.items() if k not in allowed})
     if extra:
-        out.append(f"unexpected checks {extra}")
-    fd = sorted(n for n in names if kinds[n] == "fd")
-    if bool(fd) != bool(s.fd_step) or (s.fd_step and fd != sorted(f"fd:{n}" for n in s.wrt)):
+        out.append(f"unexpected checks {extra} (not the reference's values, or oracles that do not run "
+                   f"in the {context} context)")
+    fd = sorted(n for n, k in kinds.items() if k == "fd")
+    if "fd" in allowed and (bool(fd) != bool(s.fd_step) or fd != sorted(f"fd:{n}" for n in s.wrt if s.fd_step)):
         out.append("finite-difference checks do not match the scenario's fd_step")
     return out
 

@@ -134,7 +134,10 @@ def test_the_corpus_directory_loads_as_scenarios(corpus):
     ('{"schema": "something/else"}', "neither a scenario catalog"),
     ('[1, 2]', "neither a scenario catalog"),
     ('{"schema": "%s", "scenarios": {}}' % scenario_mod.SCHEMA, "list of scenarios"),
-    ('{"schema": "mlx-vjpcheck/fuzz-finding/1", "scenario": 3}', "must be a JSON object"),
+    ('{"schema": "%s", "scenario": 3}' % files.FINDING_SCHEMA, "must be a JSON object"),
+    ('{"schema": "mlx-vjpcheck/fuzz-finding/2", "scenario": {}}', "is not read by this release"),
+    ('{"schema": "mlx-vjpcheck/regression/1", "scenario": {}}', "is not read by this release"),
+    ('{"schema": "mlx-vjpcheck/scenario/2", "scenarios": []}', "written by mlx-vjpcheck < 0.3"),
 ])
 def test_bad_files_are_refused_in_one_line(tmp_path, content, fragment):
     p = tmp_path / "bad.json"

@@ -117,8 +117,7 @@ def test_each_oracle_rejects_a_wrong_gradient():
     assert not ok(O.fd_directional, unsorted, dict(right, a=right["a"] + 1))
     assert ok(O.backward_twice, unsorted, right)
     assert not ok(O.backward_twice, unsorted, dict(right, b=right["b"] + 1))
-    assert ok(O.jvp_consistency, unsorted, right)
-    assert not ok(O.jvp_consistency, unsorted, dict(right, b=right["b"] + 1))
+    assert O.jvp_consistency(*_trial(unsorted, right)) == []   # GatherMM has no JVP: nothing to compare
 
 
 @needs_mlx
@@ -155,7 +154,8 @@ def test_campaign_rediscovers_left_and_tail_classes_small(campaign_dir):
     entries = {e["signature"]: e for e in json.loads((out / "findings.json").read_text())}
     left = entries["gather_mm__grad-b__reference__wrong-value__lhs-sorted"]
     tail = entries["gather_mm__grad-b__reference__wrong-value__rhs-sorted+bcast-left"]
-    assert left["size"] <= 4 and tail["size"] <= 6          # the report's examples: 4 and 6
+    # The report's examples, counting every operand's stored elements (index arrays too): 6 and 9.
+    assert left["size"] <= 6 and tail["size"] <= 9
     assert len(entries) == len(sigs(out))                     # one finding per signature
     for e in entries.values():
         assert {"op", "gradient", "oracle", "kind", "seed", "found_at", "time_found_s"} <= set(e)

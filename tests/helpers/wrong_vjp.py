@@ -114,8 +114,14 @@ def plant(s, backward):
     return dataclasses.replace(s, info=dataclasses.replace(s.info, mlx_call=DISPATCH))
 
 
+_CATALOG: list = []
+
+
 def scenarios(op, untagged=False) -> list:
-    return [s for s in catalog.catalog() if s.op == op and not (untagged and s.defect_tags)]
+    """The op's catalog scenarios (the catalog built once per process)."""
+    if not _CATALOG:
+        _CATALOG.extend(catalog.catalog())
+    return [s for s in _CATALOG if s.op == op and not (untagged and s.defect_tags)]
 
 
 def _judge(s, backward=None) -> str:

@@ -33,7 +33,7 @@ def collected(proc) -> list:
 
 @needs_mlx
 def test_plugin_adds_nothing_unless_asked():
-    p = run_pytest("--co", "-q", "tests/test_junit.py")
+    p = run_pytest("--co", "-q", "tests/evidence/test_junit.py")
     assert p.returncode == 0, p.stdout + p.stderr
     assert collected(p) == [] and "test_one_testcase_per_record_with_outcome" in p.stdout
 

@@ -157,7 +157,6 @@ def _tamper_cases():
 
     def fd_values(rec):   # finite differences forged to agree with the wrong gradient
         c = next(c for c in rec["checks"] if c["name"] == "fd:a")
-        rec["fd"]["fd:a"] = copy.deepcopy(c["observed"])
         c["expected"] = copy.deepcopy(c["observed"])
         c["passed"], c["reason"] = True, "ok"
 

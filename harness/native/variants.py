@@ -1,0 +1,165 @@
+"""The two builds of a gate: pristine and patched, each linked ahead of `libmlx.a`.
+
+For each variant: the touched translation units compiled from their pristine
+or patched text (one cache entry per unit and text: a gate of an unchanged
+patch compiles nothing, a changed patch recompiles only the units whose text
+changed), then, linked once per set of objects and cached:
+
+* `mlx/` — an importable MLX package: the checkout's `python/mlx` sources (with
+  the patch applied where it touches them) beside the extension module linked
+  from the cached bindings objects (bindings.py), the unit objects and the archive;
+* `bin/tests` — MLX's C++ test binary (doctest), linked the same way;
+* `bin/vjpcheck-native` — this project's C++ suite (native/), linked the same way.
+
+Link order: every object first (bindings or tests or suite, then the units), then
+`libmlx.a`, then its libraries. An archive member is only pulled in for a symbol
+still undefined, and the unit objects define every symbol of their unit, so the
+archive's copy of a touched unit is never used; if it were pulled (a symbol the
+pristine unit has and the patched one lacks) the link would stop at a duplicate
+definition instead of mixing the two. A build is therefore proof that only the
+given unit objects were used (native/README.md has the argument in full).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build as nb
+from . import cache as native_cache
+
+BUILDS = "mlx-builds"
+PARTS = ("package", "tests", "suite")
+
+
+@dataclass
+class Variant:
+    """One linked build of a gate."""
+    name: str                    # "pristine" or "patched"
+    path: Path                   # its cache entry
+    key: str
+    parts: tuple                 # what was linked: a subset of PARTS
+    reused: bool = False
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def package_parent(self) -> Path:
+        """The folder to put first on PYTHONPATH: it holds `mlx/`."""
+        return self.path / "python"
+
+    @property
+    def tests_binary(self) -> Path:
+        return self.path / "bin" / "tests"
+
+    @property
+    def suite_binary(self) -> Path:
+        return self.path / "bin" / "vjpcheck-native"
+
+
+def stem(rel: str) -> str:
+    return rel.replace("/", "_").replace(".", "_")
+
+
+def unit_object(gate, variant: str, rel: str, text: str, unit) -> Path:
+    """One touched unit compiled from `text` (its pristine or patched version), cached
+    by (unit, text, compiler, flags after --opt, the library's headers)."""
+    flags = nb.with_opt(unit.flags, gate.opt)
+    src_dir = str((gate.src / rel).parent) if not os.path.isabs(rel) else str(Path(rel).parent)
+    key = "unit-" + stem(rel)[-40:] + "-" + native_cache.digest(
+        "unit/1", rel, text, unit.compiler, flags, unit.directory, src_dir,
+        native_cache.compiler_version(unit.compiler), gate.headers)
+    name = Path(rel).name
+    cid = f"compile-{variant}-{stem(rel)}"
+
+    def fill(tmp: Path) -> dict:
+        copy = tmp / "src" / name
+        copy.parent.mkdir(parents=True)
+        copy.write_text(text, encoding="utf-8")
+        # -iquote: quoted includes relative to the original file resolve as in the checkout.
+        argv = [unit.compiler, *flags, "-iquote", src_dir, "-c", str(copy), "-o", str(tmp / "unit.o")]
+        done = gate.rec.run(cid, argv, unit.directory)
+        if done["exit_code"] != 0:
+            raise native_cache.CompileFailed(f"{variant} {rel}", done)
+        kept = native_cache._kept(gate.rec, done, tmp, Path(gate.cache) / key)
+        return {"schema": "mlx-vjpcheck/unit/1", "unit": rel, "variant_first_built_as": variant,
+                "commands": [kept]}
+    path, meta, reused = native_cache.entry(gate.cache, key, fill, gate.fresh)
+    if reused:
+        for cmd in meta.get("commands", []):
+            gate.rec.replay(cid, cmd)
+    return path / "unit.o"
+
+
+def _link(gate, cid: str, argv: list, what: str) -> dict:
+    done = gate.rec.run(cid, argv, gate.work)
+    if done["exit_code"] != 0:
+        from .gate import StepFailed
+        raise StepFailed(f"linking {what} failed (exit {done['exit_code']}): see {{out}}/{done['stderr']}")
+    return done
+
+
+def _copy_python_sources(src: Path, dest: Path, patched: dict) -> None:
+    """The checkout's python/mlx (no compiled leftovers), with patched files replaced."""
+    shutil.copytree(src / "python" / "mlx", dest, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.so", "*.pyd", "*.dylib", "*.pyc"))
+    for rel, text in patched.items():
+        (dest / Path(rel).relative_to("python/mlx")).write_text(text, encoding="utf-8")
+
+
+def shared_flags() -> list:
+    return ["-shared", "-undefined", "dynamic_lookup"] if sys.platform == "darwin" else ["-shared"]
+
+
+def link_variant(gate, variant: str, objects: dict, parts: tuple, bindings=None,
+                 suite_objs: list | None = None) -> Variant:
+    """The variant's package and binaries, linked now or reused. `objects`: touched unit
+    -> its object for this variant; `parts`: which of PARTS to build."""
+    mlx_objs = [o for rel, o in objects.items() if gate.unit_group(rel) == "mlx"]
+    replace = {rel: o for rel, o in objects.items() if gate.unit_group(rel) in ("core", "tests", "extern")}
+    py_patched = {rel: texts[1] if variant == "patched" else texts[0]
+                  for rel, texts in gate.touched.items() if gate.unit_group(rel) == "python"}
+    first = gate.first_unit
+    link_flags = nb.link_passthrough(first.flags)
+    archive = [str(gate.archive), *gate.libraries]
+    plans = {}
+    if "package" in parts and bindings is not None:
+        plans["package"] = lambda out: [first.compiler, *shared_flags(), *link_flags, "-o", out,
+                                        *bindings.objects("core", replace), *mlx_objs,
+                                        *bindings.objects("extern", replace), *archive]
+    if "tests" in parts and bindings is not None:
+        plans["tests"] = lambda out: [first.compiler, *link_flags, "-o", out,
+                                      *bindings.objects("tests", replace), *mlx_objs, *archive]
+    if "suite" in parts and suite_objs:
+        plans["suite"] = lambda out: [first.compiler, *link_flags, "-o", out, *suite_objs,
+                                      *mlx_objs, *archive]
+    key = variant + "-" + native_cache.digest(
+        "variant/1", sorted(plans), [str(o) for o in mlx_objs], sorted((k, str(v)) for k, v in replace.items()),
+        bindings.key if bindings is not None else None, [str(s) for s in suite_objs or []],
+        gate.archive_sha256, gate.libraries, first.compiler, link_flags, py_patched,
+        native_cache.tree_digest(gate.src / "python" / "mlx", "*.py") if "package" in plans else "")
+    root = Path(gate.cache).parent / BUILDS if gate.builds_root is None else gate.builds_root
+    final = root / key
+
+    def fill(tmp: Path) -> dict:
+        t0 = time.perf_counter()
+        (tmp / "bin").mkdir()
+        outs = {"package": tmp / "python" / "mlx" / (bindings.extension if bindings else "core.so"),
+                "tests": tmp / "bin" / "tests", "suite": tmp / "bin" / "vjpcheck-native"}
+        if "package" in plans:
+            _copy_python_sources(gate.src, tmp / "python" / "mlx", py_patched)
+        what = {"package": f"the {variant} MLX extension module", "tests": f"the {variant} MLX C++ tests",
+                "suite": f"the {variant} native suite"}
+        cids = {"package": f"link-{variant}-bindings", "tests": f"link-{variant}-mlx-tests",
+                "suite": f"link-{variant}"}
+        done = native_cache.parallel(lambda p: _link(gate, cids[p], plans[p](outs[p]), what[p]),
+                                     sorted(plans), gate.jobs)
+        return {"schema": "mlx-vjpcheck/variant/1", "variant": variant, "parts": sorted(plans),
+                "seconds": round(time.perf_counter() - t0, 3),
+                "commands": [native_cache._kept(gate.rec, d, tmp, final) for d in done]}
+    path, meta, reused = native_cache.entry(root, key, fill, gate.fresh)
+    if reused:
+        native_cache.replay(gate.rec, meta.get("commands", []))
+    return Variant(variant, path, key, tuple(meta.get("parts", ())), reused, meta)
