@@ -178,6 +178,26 @@ def _oracle_checks(trial: Trial, call) -> list:
             for c in opinfo.resolve(row.measure)(trial, call)]
 
 
+def same_values(a, b) -> bool:
+    """Recorded values equal, NaN equal to NaN (what replay may compare exactly)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+def mark_determinism(rec: dict, again: dict) -> dict:
+    """Say, per check, whether a second measurement gave the same verdict (and, where
+    it failed, the same values), and whether an error came back the same: replay
+    then compares what is deterministic and treats the rest as such."""
+    second = {c["name"]: c for c in again.get("checks") or []}
+    for c in rec["checks"]:
+        o = second.get(c["name"])
+        c["deterministic"] = o is not None and o["passed"] == c["passed"] and (
+            c["passed"] or same_values(o["observed"], c["observed"]))
+    if rec.get("error") is not None:
+        rec["error_deterministic"] = again.get("error") == rec["error"]
+    return rec
+
+
 def _finish(s, rec: dict, t0: float) -> dict:
     verdict = judge.judge(s, rec["checks"], rec["error"])
     rec["status"] = verdict.status
@@ -186,10 +206,16 @@ def _finish(s, rec: dict, t0: float) -> dict:
 
 
 def run(s, device: str, context: str = "run") -> dict:
-    """The catalog's form: a scenario that cannot be judged is an error record."""
+    """The catalog's form: a scenario that cannot be judged is an error record. A
+    record that does not pass is measured a second time, so that it says which of
+    its values are deterministic (memory read past a buffer changes between runs)."""
     t0 = time.perf_counter()
     try:
-        return measure(s, device, context)[0]
+        rec = measure(s, device, context)[0]
+        if rec["status"] != "pass":
+            mark_determinism(rec, measure(s, device, context)[0])
+            rec["seconds"] = round(time.perf_counter() - t0, 6)
+        return rec
     except Unjudgeable as e:
         rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": str(e),
                "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
