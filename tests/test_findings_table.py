@@ -1,4 +1,4 @@
-"""The README's Findings table is bound to the repository: every reproducer it
+"""The Findings table (docs/findings.md) is bound to the repository: every reproducer it
 names exists and every one in probes/findings/ is named; every (op, class)
 row whose class is a catalog defect tag has catalog scenarios with that tag;
 and on the pinned MLX release each reproducer says "defect present" (exit 1).
@@ -21,8 +21,8 @@ PINNED = "0.32.4"
 
 
 def _table_rows() -> list:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Findings", 1)[1].split("\n### ", 1)[0]
+    text = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    section = text.split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| op ")]
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
 
