@@ -223,3 +223,18 @@ def test_no_tracked_file_is_over_1_mb():
     big = [n for n in names.decode().split("\0") if n and (ROOT / n).is_file()
            and (ROOT / n).stat().st_size > 1 << 20]
     assert big == []
+
+
+def test_tests_mirror_the_stages_and_plant_wrong_vjps_one_way():
+    """Test files live in their stage's folder (cross-cutting ones at tests/), with unique
+    names; only tests/helpers/wrong_vjp.py wraps an op's call in mx.custom_function."""
+    tests = ROOT / "tests"
+    stages = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert stages <= set(LAYERS) | {"cli", "helpers"}, stages - set(LAYERS)
+    files = [p for p in tests.rglob("test_*.py")]
+    names = [p.name for p in files]
+    assert len(names) == len(set(names)), "test file names must be unique across folders"
+    needle = "custom_function" + "(inner"   # spelled apart so that this file does not match
+    planting = sorted(str(p.relative_to(tests)) for p in tests.rglob("*.py")
+                      if needle in p.read_text(encoding="utf-8"))
+    assert planting == ["helpers/wrong_vjp.py"], planting
