@@ -21,54 +21,46 @@ from ..core import checks, layout, opinfo
 from . import expected as expected_mod
 
 ALLOWED_IMPORTS = {"mlx", "numpy", "math", "itertools", "functools"}
-RESERVED = {"mx", "np", "os", "sys", "subprocess", "params", "f", "y", "g", "got", "want", "ok",
+RESERVED = {"mx", "np", "os", "sys", "subprocess", "params", "f", "y", "g", "grads", "got", "want", "ok",
             "bad", "gpu", "rc", "mlx_call", "have", "name", "w", "e"}
 
 HEAD = '''#!/usr/bin/env python3
-\"\"\"{title}
-
-{description}
-Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`.
-\"\"\"
-{imports}
-import numpy as np
-{isolate}
-try:
+"""{doc}
+Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
+{imports}{isolate}try:
     import mlx.core as mx
+    import numpy as np
     mx.set_default_device(mx.gpu if sys.argv[-1:] == ["gpu"] else mx.cpu)   # --device gpu
 except (ImportError, ValueError, RuntimeError) as e:
     sys.exit(print("cannot test:", e) or 125)
 '''
 
 BODY = '''
-{inputs}
-g = {cotangent}
-
 
 def f({wrt}):
     return {expression}
 
 
+{inputs}
+g = {cotangent}
+# the float64 rule: {rule}
+want = {{{want}}}
 try:
     mx.eval(f({wrt}))
 except Exception as e:
     sys.exit(print("cannot test: the forward raised", e) or 125)
 try:
-    (y,), ({grads},) = mx.vjp(f, [{wrt}], [g])
-    mx.eval(y, {grads})
+    (y,), grads = mx.vjp(f, [{wrt}], [g])
+    got = dict(zip(want, [y, *grads]))
+    mx.eval(got)
 except Exception as e:
     sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or {present})
-# the float64 rule: {rule}
-want = {{{want}}}
-got = {{{got}}}
 bad = []
 for name, w in want.items():   # |MLX - rule| <= atol + rtol |rule|, NaN matches NaN{exact_note}
     have = np.array(got[name].astype(mx.float32), dtype=np.float64)
-    ok = have.shape == w.shape and np.allclose(have, w, rtol={rtol!r}, atol={atol!r}, equal_nan=True){exact_test}
-    print(f"{{name}}: MLX {{have.tolist()}}, float64 rule {{w.tolist()}}", "ok" if ok else "DIFFERS")
-    bad += [] if ok else [name]
-print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else "absent"))
-sys.exit({present} if bad else {absent})
+    bad += [] if have.shape == w.shape and np.allclose(have, w, rtol={rtol!r}, atol={atol!r}, equal_nan=True){exact_test} else [name]
+    print(f"{{name}}: MLX {{have.tolist()}}, float64 rule {{w.tolist()}}", "DIFFERS" if name in bad else "ok")
+sys.exit(print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else "absent")) or ({present} if bad else {absent}))
 '''
 
 ISOLATE = '''
@@ -78,6 +70,7 @@ if os.environ.get("REPRO_CHILD") != "1":
     rc = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "REPRO_CHILD": "1"}).returncode
     sys.exit({10: 0, 11: 1, 125: 125}.get(rc) if rc in (10, 11, 125) else
              print(f"VERDICT: defect present (MLX ended the process: status {rc})") or 1)
+
 '''
 EXACT_NOTE = "; zeros exact"
 EXACT_TEST = ' and (name == "forward" or not np.any(have[w == 0] != 0))'
@@ -188,18 +181,17 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
     exp = {k: np.asarray(v, dtype=np.float64) for k, v in
            (expected if expected is not None else expected_mod.expected(s)).items()}
     atol, rtol = checks.tolerance(s.dtype)
-    head = HEAD.format(title=_one_line(title), description=_one_line(description or s.description),
-                       imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
+    doc = "\n".join(t for t in (_one_line(title), _one_line(description or s.description)) if t)
+    head = HEAD.format(doc=doc, imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
                        isolate=ISOLATE if isolate else "")
     call, expression = _call(s)
     body = BODY.format(
         inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=", ".join(_var(n) for n in s.wrt),
-        expression=expression, grads=", ".join(f"d_{_var(n)}" for n in s.wrt),
+        expression=expression,
         present=11 if isolate else 1, absent=10 if isolate else 0,
         rule=info.rule or "(see the op's float64 reference)",
         want=", ".join([f'"forward": {literal(exp["forward"])}']
                        + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
-        got=", ".join(['"forward": y'] + [f'"grad:{n}": d_{_var(n)}' for n in s.wrt]),
         atol=atol, rtol=rtol, exact_note=EXACT_NOTE if exact else "", exact_test=EXACT_TEST if exact else "")
     return head + call + body
 
@@ -221,8 +213,9 @@ def _cotangent(s, exp) -> str:
 def _call(s) -> tuple:
     """(source placed before the inputs, the expression f returns): the op's literal
     call for these params where it has one, else its call file and a call of it."""
-    if s.info.call_expression is not None:
-        return "", s.info.call_expression(s.params, {n: _var(n) for n in s.operands})
+    expression = s.info.call_expression and s.info.call_expression(s.params, {n: _var(n) for n in s.operands})
+    if expression is not None:   # None: the op cannot write these params' call as one expression
+        return "", expression
     operands = ", ".join(f"{n!r}: {_var(n)}" for n in s.operands)
     return "\n" + call_source(s.info), f"mlx_call({{{operands}}}, {s.params!r})"
 

@@ -186,9 +186,8 @@ def gate_main(args, project: Project, scenarios) -> int:
         raise G.InputError(str(e))
     print(f"patch touches: {', '.join(gate.touched)}", flush=True)
     if args.fuzz is not None:
-        from ..native import pyfuzz
         if project.bindings:
-            return pyfuzz.main(args, gate, fixes, t_start)
+            return fuzz_main(args, gate, fixes, t_start)
         return fuzz_native_main(args, gate, t_start)
     outcome = G.run(gate, entries, args.out, args.replace)
     if "failed" in outcome:
@@ -200,6 +199,19 @@ def gate_main(args, project: Project, scenarios) -> int:
     for line in lines:
         print(f"build_and_test: {line}")
     print(f"build_and_test: {'PASSED' if code == 0 else 'FAILED'} ({seconds:.1f} s)  ->  {args.out}")
+    return code
+
+
+def fuzz_main(args, gate, fixes, t_start) -> int:
+    """--fuzz: the Python fuzzer against both builds (harness/native/pyfuzz.py)."""
+    from ..native import pyfuzz
+    state = pyfuzz.run(args, gate, fixes, say)
+    if "failed" in state:
+        print(f"build_and_test: {state['failed']}", file=sys.stderr)
+        return 2
+    print_fuzz(state["summary"], state["campaigns"])
+    code, line = pyfuzz.verdict(state["summary"], state["campaigns"])
+    print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {args.out}")
     return code
 
 

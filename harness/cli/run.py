@@ -23,6 +23,8 @@ def add_parser(sub, name):
                         "regression entry, or a directory of them (a fuzz output directory works as it is)")
     p.add_argument("--with-catalog", action="store_true", help="with --scenarios: run the catalog as well")
     options.add_out(p, "artifacts/run")
+    p.add_argument("--jobs", type=options.positive_int, default=runner.default_jobs(),
+                   help="worker processes side by side (default: one per CPU)")
     p.add_argument("--junitxml", metavar="FILE",
                    help="also write JUnit XML here: one testcase per scenario and device")
     p.set_defaults(func=main)
@@ -75,7 +77,7 @@ def main(args) -> int:
     from . import terminal
     try:
         with terminal.progress(len(chosen) * len(devs)) as tick:
-            records = runner.run(chosen, devs, on_record=tick)
+            records = runner.run(chosen, devs, on_record=tick, jobs=args.jobs)
     except runner.WorkerError as e:
         raise UsageError(str(e)) from None
     env = environment.record(devs)

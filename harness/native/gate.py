@@ -688,7 +688,8 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     results = run_suites(gate, built, input_path, native_rec)
     out = {"native_rec": native_rec,
            "gate": {"seconds": {"build": round(t_built - t0, 3), "suites": round(time.perf_counter() - t_built, 3)},
-                    "builds": {v: {"key": b.key, "reused": b.reused, "path": str(b.path)} for v, b in built.items()},
+                    "builds": {v: {"reused": b.reused, "parts": {p: str(d) for p, d in b.parts.items()}}
+                               for v, b in built.items()},
                     "stages": list(gate.stages)}}
     if "harness" in gate.stages:
         runs = {v: results[("harness", v)] for v in VARIANTS}

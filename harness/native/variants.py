@@ -37,26 +37,33 @@ PARTS = ("package", "tests", "suite")
 
 @dataclass
 class Variant:
-    """One linked build of a gate."""
+    """One linked build of a gate: each part is its own cache entry."""
     name: str                    # "pristine" or "patched"
-    path: Path                   # its cache entry
-    key: str
-    parts: tuple                 # what was linked: a subset of PARTS
-    reused: bool = False
-    meta: dict = field(default_factory=dict)
+    parts: dict                  # part -> its cache entry (a subset of PARTS)
+    keys: dict                   # part -> cache key
+    reused: bool = False         # every part came from the cache
+
+    @property
+    def key(self) -> str:
+        return "+".join(f"{p}:{k}" for p, k in sorted(self.keys.items()))
+
+    @property
+    def path(self) -> Path:
+        """The package's entry (else the first part's): what a child's mlx must come from."""
+        return self.parts.get("package") or next(iter(self.parts.values()))
 
     @property
     def package_parent(self) -> Path:
         """The folder to put first on PYTHONPATH: it holds `mlx/`."""
-        return self.path / "python"
+        return self.parts["package"] / "python"
 
     @property
     def tests_binary(self) -> Path:
-        return self.path / "bin" / "tests"
+        return self.parts["tests"] / "bin" / "tests"
 
     @property
     def suite_binary(self) -> Path:
-        return self.path / "bin" / "vjpcheck-native"
+        return self.parts["suite"] / "bin" / "vjpcheck-native"
 
 
 def stem(rel: str) -> str:
@@ -115,8 +122,8 @@ def shared_flags() -> list:
 
 def link_variant(gate, variant: str, objects: dict, parts: tuple, bindings=None,
                  suite_objs: list | None = None) -> Variant:
-    """The variant's package and binaries, linked now or reused. `objects`: touched unit
-    -> its object for this variant; `parts`: which of PARTS to build."""
+    """The variant's package and binaries, each linked now or reused. `objects`: touched
+    unit -> its object for this variant; `parts`: which of PARTS to build."""
     mlx_objs = [o for rel, o in objects.items() if gate.unit_group(rel) == "mlx"]
     replace = {rel: o for rel, o in objects.items() if gate.unit_group(rel) in ("core", "tests", "extern")}
     py_patched = {rel: texts[1] if variant == "patched" else texts[0]
@@ -126,40 +133,43 @@ def link_variant(gate, variant: str, objects: dict, parts: tuple, bindings=None,
     archive = [str(gate.archive), *gate.libraries]
     plans = {}
     if "package" in parts and bindings is not None:
-        plans["package"] = lambda out: [first.compiler, *shared_flags(), *link_flags, "-o", out,
-                                        *bindings.objects("core", replace), *mlx_objs,
-                                        *bindings.objects("extern", replace), *archive]
+        plans["package"] = (lambda out: [first.compiler, *shared_flags(), *link_flags, "-o", out,
+                                         *bindings.objects("core", replace), *mlx_objs,
+                                         *bindings.objects("extern", replace), *archive],
+                            Path("python") / "mlx" / bindings.extension, f"link-{variant}-bindings",
+                            f"the {variant} MLX extension module",
+                            [bindings.key, py_patched, native_cache.tree_digest(gate.src / "python" / "mlx", "*.py")])
     if "tests" in parts and bindings is not None:
-        plans["tests"] = lambda out: [first.compiler, *link_flags, "-o", out,
-                                      *bindings.objects("tests", replace), *mlx_objs, *archive]
+        plans["tests"] = (lambda out: [first.compiler, *link_flags, "-o", out,
+                                       *bindings.objects("tests", replace), *mlx_objs, *archive],
+                          Path("bin") / "tests", f"link-{variant}-mlx-tests", f"the {variant} MLX C++ tests",
+                          [bindings.key])
     if "suite" in parts and suite_objs:
-        plans["suite"] = lambda out: [first.compiler, *link_flags, "-o", out, *suite_objs,
-                                      *mlx_objs, *archive]
-    key = variant + "-" + native_cache.digest(
-        "variant/1", sorted(plans), [str(o) for o in mlx_objs], sorted((k, str(v)) for k, v in replace.items()),
-        bindings.key if bindings is not None else None, [str(s) for s in suite_objs or []],
-        gate.archive_sha256, gate.libraries, first.compiler, link_flags, py_patched,
-        native_cache.tree_digest(gate.src / "python" / "mlx", "*.py") if "package" in plans else "")
-    root = Path(gate.cache).parent / BUILDS if gate.builds_root is None else gate.builds_root
-    final = root / key
+        plans["suite"] = (lambda out: [first.compiler, *link_flags, "-o", out, *suite_objs, *mlx_objs, *archive],
+                          Path("bin") / "vjpcheck-native", f"link-{variant}", f"the {variant} native suite",
+                          [[str(s) for s in suite_objs]])
+    root = gate.builds_root
 
-    def fill(tmp: Path) -> dict:
-        t0 = time.perf_counter()
-        (tmp / "bin").mkdir()
-        outs = {"package": tmp / "python" / "mlx" / (bindings.extension if bindings else "core.so"),
-                "tests": tmp / "bin" / "tests", "suite": tmp / "bin" / "vjpcheck-native"}
-        if "package" in plans:
-            _copy_python_sources(gate.src, tmp / "python" / "mlx", py_patched)
-        what = {"package": f"the {variant} MLX extension module", "tests": f"the {variant} MLX C++ tests",
-                "suite": f"the {variant} native suite"}
-        cids = {"package": f"link-{variant}-bindings", "tests": f"link-{variant}-mlx-tests",
-                "suite": f"link-{variant}"}
-        done = native_cache.parallel(lambda p: _link(gate, cids[p], plans[p](outs[p]), what[p]),
-                                     sorted(plans), gate.jobs)
-        return {"schema": "mlx-vjpcheck/variant/1", "variant": variant, "parts": sorted(plans),
-                "seconds": round(time.perf_counter() - t0, 3),
-                "commands": [native_cache._kept(gate.rec, d, tmp, final) for d in done]}
-    path, meta, reused = native_cache.entry(root, key, fill, gate.fresh)
-    if reused:
-        native_cache.replay(gate.rec, meta.get("commands", []))
-    return Variant(variant, path, key, tuple(meta.get("parts", ())), reused, meta)
+    def one(part):
+        argv_of, rel_out, cid, what, extra = plans[part]
+        key = f"{variant}-{part}-" + native_cache.digest(
+            "variant/2", part, [str(o) for o in mlx_objs], sorted((k, str(v)) for k, v in replace.items()),
+            gate.archive_sha256, gate.libraries, first.compiler, link_flags, extra)
+        final = root / key
+
+        def fill(tmp: Path) -> dict:
+            out = tmp / rel_out
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if part == "package":
+                shutil.rmtree(out.parent)
+                _copy_python_sources(gate.src, out.parent, py_patched)
+            done = _link(gate, cid, argv_of(out), what)
+            return {"schema": "mlx-vjpcheck/variant/2", "variant": variant, "part": part,
+                    "commands": [native_cache._kept(gate.rec, done, tmp, final)]}
+        path, meta, reused = native_cache.entry(root, key, fill, gate.fresh)
+        if reused:
+            native_cache.replay(gate.rec, meta.get("commands", []))
+        return part, path, key, reused
+    done = native_cache.parallel(one, sorted(plans), gate.jobs)
+    return Variant(variant, {p: path for p, path, _, _ in done}, {p: k for p, _, k, _ in done},
+                   all(r for *_, r in done))

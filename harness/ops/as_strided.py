@@ -28,6 +28,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
+from ._support import expression as E
 
 
 def strides_of(params) -> list:
@@ -131,10 +132,17 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"offset {offset}, cotangent {cmode}"))
 
 
+def call_expression(params, names) -> str:
+    strides = params.get("strides")
+    return E.call("mx.as_strided", names["a"], E.lit(list(params["shape"])),
+                  E.lit(None if strides is None else list(strides)), E.lit(int(params.get("offset", 0))))
+
+
 OPS = (OpInfo(
     name="as_strided", summary="mx.as_strided: overlapping windows, stride 0, negative strides, gaps",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True,
     multilinear=True,
     rule="out[p] = a.ravel()[offset + sum of p_i strides_i]; d a[k] = sum of g over every output position "
          "that reads element k, exactly 0 where none does",
-    mlx_call=".ops.repro.as_strided:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.as_strided:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

@@ -41,6 +41,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support import scatter as S
+from ._support import expression as E
 
 
 def distinct_values(n: int, seed: int) -> np.ndarray:
@@ -125,6 +126,12 @@ def extremal_fuzz(op, draw, dtypes=("float32",)) -> Scenario:
     return S.finish(op, a, v, *ids, wrt, cot, params, f"{form} {mode} a{a_shape} v{v_shape}, cotangent {cmode}")
 
 
+def call_expression_of(method):
+    def call_expression(params, names) -> str:
+        return E.call(f"{names['a']}.at{S.key_expression(params, names)}.{method}", S.updates_expression(params, names))
+    return call_expression
+
+
 def _record(op, pick, method):
     """One record: `pick` names the reduction ("max" or "min"), `method` the .at[] call."""
     return OpInfo(
@@ -134,7 +141,8 @@ def _record(op, pick, method):
         reference_vjp=S.reference_vjp_of(pick), exact=True,
         rule=f"out[t] = {pick}(a[t], every v written to t); g[t] goes to the unique winner among the distinct "
              "inputs (a[t], or the winning element of v, once however many writes carried it)",
-        mlx_call=f".ops.repro.at_max:{op}", scenarios=partial(extremal_scenarios, op),
+        mlx_call=f".ops.repro.at_max:{op}", call_expression=call_expression_of(method),
+        scenarios=partial(extremal_scenarios, op),
         strategy=partial(extremal_fuzz, op))
 
 

@@ -25,6 +25,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.tensors import hashed_ints, tensor
 from ._support import scatter as S
+from ._support import expression as E
 
 
 def _reduce(params) -> str:
@@ -118,15 +119,22 @@ def indexed_scenarios() -> list:
     ]
 
 
+def call_expression(params, names) -> str:
+    method = "divide" if params.get("divide") else "multiply"
+    return E.call(f"{names['a']}.at{S.key_expression(params, names)}.{method}", names["v"])
+
+
 OPS = (
     OpInfo(name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
            operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
-           exact=True, mlx_call=".ops.repro.at_multiply:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+           exact=True, mlx_call=".ops.repro.at_multiply:mlx_call", call_expression=call_expression,
+           scenarios=scenarios, strategy=fuzz_case,
            rule="out[t] = a[t] * prod of f(v) over the writes to t (f(x) = x, or 1/x for divide); "
                 "d a[t] = g[t] * that product; d v[s] = sum over its writes of g[t] a[t] (the other factors) f'(v[s])"),
     OpInfo(name="at_multiply_indexed",
            summary="a.at[idx].multiply / divide with index arrays (Scatter Prod): no VJP in MLX; forward checked",
            operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
            optional_operands=S.INDEX_OPERANDS, reference=reference, exact=True,
-           mlx_call=".ops.repro.at_multiply:mlx_call", scenarios=indexed_scenarios, has_vjp=False),
+           mlx_call=".ops.repro.at_multiply:mlx_call", call_expression=call_expression,
+           scenarios=indexed_scenarios, has_vjp=False),
 )

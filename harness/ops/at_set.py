@@ -46,6 +46,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
 from ._support import scatter as S
+from ._support import expression as E
 
 # --- catalog scenarios ----------------------------------------------------------------------
 
@@ -120,6 +121,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                     f"{form} {mode} a{a_shape} idx{tuple(np.shape(S.key_index(form, *ids)))}, cotangent {cmode}")
 
 
+def call_expression(params, names) -> str:
+    """out[key] = v on a copy of a (assignment replaces the copy's graph node, never a's), as one
+    expression: (out := copy).__setitem__(key, v) or out."""
+    key = S.key_expression(params, names)
+    return E.call(f"(out := mx.array({names['a']})).__setitem__", f"np.s_{key}",
+                  S.updates_expression(params, names)) + " or out"
+
+
 OPS = (OpInfo(
     name="at_set", summary="out[idx] = v (Scatter, no reduction): rows, columns, points; repeats",
     operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
@@ -127,4 +136,5 @@ OPS = (OpInfo(
     reference=S.reference_of("set"), reference_vjp=S.reference_vjp_of("set"), exact=True, multilinear=True,
     rule="out = a with out[key] = v; d a = g with every written position zeroed; d v[s] = sum of g over "
          "the distinct positions v[s] is written to (once each, however many writes)",
-    mlx_call=".ops.repro.at_set:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.at_set:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

@@ -23,6 +23,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, seeded_ints, tensor
+from ._support import expression as E
 
 MASKS = ("mask_out", "mask_lhs", "mask_rhs")
 
@@ -227,6 +228,13 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         description=f"generated: M K N {M} {K} {N}, block {bs}, masks {'/'.join(kinds)}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one block_masked_mm call: the masks params["masks"] names as boolean arrays (the others
+    left at MLX's default, None, as the call file passes them)."""
+    masks = {n: f"mx.array({names[n]} != 0)" for n in MASKS if n in params["masks"]}
+    return E.call("mx.block_masked_mm", names["a"], names["b"], block_size=E.lit(params["block_size"]), **masks)
+
+
 OPS = (OpInfo(
     name="block_masked_mm",
     summary="mx.block_masked_mm (BlockMaskedMM): out and operand tile masks, block 32 / 64",
@@ -234,4 +242,5 @@ OPS = (OpInfo(
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="E(m): tile mask m at element level; y = ((a E_lhs) @ (b E_rhs)) E_out; dC = g E_out; "
          "da = (dC (b E_rhs)^T) E_lhs, db = ((a E_lhs)^T dC) E_rhs, summed over broadcast batch axes",
-    mlx_call=".ops.repro.block_masked_mm:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.block_masked_mm:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

@@ -24,6 +24,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
+from ._support import expression as E
 
 # --- float64 reference ---------------------------------------------------------------------
 
@@ -235,6 +236,26 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: x {xs}, w {ws}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one conv_general call. A scalar param applies to every spatial axis: MLX repeats an int
+    over them itself; unequal scalar paddings are written per axis, x.ndim - 2 of them."""
+    x = names["x"]
+
+    def axes(key, default):
+        v = params.get(key, default)
+        return E.lit(v if isinstance(v, int) else list(v))
+
+    lo, hi = params.get("pad_lo", 0), params.get("pad_hi", 0)
+    if isinstance(lo, int) and isinstance(hi, int):
+        padding = E.lit(lo) if lo == hi else f"([{lo}] * ({x}.ndim - 2), [{hi}] * ({x}.ndim - 2))"
+    else:
+        padding = "(" + ", ".join(E.lit(list(v)) if not isinstance(v, int) else f"[{v}] * ({x}.ndim - 2)"
+                                  for v in (lo, hi)) + ")"
+    return E.call("mx.conv_general", x, names["w"], stride=axes("stride", 1), padding=padding,
+                  kernel_dilation=axes("kernel_dilation", 1), input_dilation=axes("input_dilation", 1),
+                  groups=E.lit(params.get("groups", 1)), flip=E.lit(params.get("flip", False)))
+
+
 OPS = (OpInfo(
     name="conv_general",
     summary="mx.conv_general (Convolution): strides, dilations, groups, flip, asymmetric padding, 1-D/2-D",
@@ -242,4 +263,5 @@ OPS = (OpInfo(
     exact=True, multilinear=True,
     rule="for every output o, kernel tap k and the input element q they meet (stride, padding, both "
          "dilations, flip, the output channel's group): dx[q] += g[o] w[k], dw[k] += g[o] x[q]",
-    mlx_call=".ops.repro.conv_general:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.conv_general:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

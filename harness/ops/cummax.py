@@ -36,6 +36,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support.lanes import (SCAN_FLAGS, distinct_values, flag_name, from_lanes, lanes_to_input,
                              scan_flags, shape_and_axis, summed, to_lanes, with_layout)
+from ._support import expression as E
 
 # --- float64 reference (kind "max" or "min") ------------------------------------------------
 
@@ -201,12 +202,32 @@ def fuzz_case_of(kind):
     return fuzz_case
 
 
+def call_expression_of(kind):
+    """mx.cummax / mx.cummin with their flags; under params["trim"] an exclusive scan's first output
+    in scan order (the identity) is dropped by a slice along the scanned axis."""
+    def call_expression(params, names) -> str:
+        axis, reverse = params.get("axis", 0), params.get("reverse", False)
+        inclusive = params.get("inclusive", True)
+        text = E.call(f"mx.cum{kind}", names["a"], axis=E.lit(axis), reverse=E.lit(reverse),
+                      inclusive=E.lit(inclusive))
+        if not params.get("trim", False) or inclusive:
+            return text
+        keep = ":-1" if reverse else "1:"
+        if axis is None:        # the flattened scan
+            return text + f"[{keep}]"
+        if axis >= 0:
+            return text + E.subscript([":"] * axis + [keep])
+        return text + E.subscript(["..."] + [keep] + [":"] * (-axis - 1))
+    return call_expression
+
+
 def record(kind) -> OpInfo:
     return OpInfo(
         name=f"cum{kind}",
         summary=f"mx.cum{kind} (Scan): reverse and inclusive flags, distinct values (no ties)",
         operands=("a",), differentiable=("a",), reference=reference_of(kind),
         reference_vjp=reference_vjp_of(kind), exact=True, mlx_call=f".ops.repro.cummax:cum{kind}",
+        call_expression=call_expression_of(kind),
         scenarios=scenarios_of(kind), strategy=fuzz_case_of(kind),
         rule=f"y[i] = the {kind}imum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored "
              f"when reversed; empty: {IDENTITY_TEXT[kind]}, dropped when trim); dx[j] = sum of g[i] over "

@@ -22,6 +22,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support.lanes import SCAN_FLAGS, flag_name, from_lanes, lanes_to_input, scan_flags, summed, to_lanes
+from ._support import expression as E
 
 # --- float64 reference: lanes and windows in _support/lanes.py ----------------------------
 
@@ -147,10 +148,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, values {lo}..{hi - 1}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.cumprod", names["a"], axis=E.lit(params.get("axis", 0)),
+                  reverse=E.lit(params.get("reverse", False)), inclusive=E.lit(params.get("inclusive", True)))
+
+
 OPS = (OpInfo(
     name="cumprod", summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.repro.cumprod:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, mlx_call=".ops.repro.cumprod:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case,
     rule="y[i] = product of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored when "
          "reversed; empty: 1); dx[j] = sum over outputs i whose window holds j of g[i] times the "
          "product of the other factors (never a division)"),)

@@ -17,6 +17,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support.lanes import from_lanes, lanes_to_input, scan_flags, summed, to_lanes
+from ._support import expression as E
 
 # --- float64 reference: the windows in _support/lanes.py -----------------------------------
 
@@ -86,10 +87,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.cumsum", names["a"], axis=E.lit(params.get("axis", 0)),
+                  reverse=E.lit(params.get("reverse", False)), inclusive=E.lit(params.get("inclusive", True)))
+
+
 OPS = (OpInfo(
     name="cumsum", summary="mx.cumsum (Scan): reverse and inclusive flags, any axis",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, multilinear=True, mlx_call=".ops.repro.cumsum:mlx_call", scenarios=scenarios,
+    exact=True, multilinear=True, mlx_call=".ops.repro.cumsum:mlx_call", call_expression=call_expression,
+    scenarios=scenarios,
     strategy=fuzz_case,
     rule="y[i] = sum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored when "
          "reversed); dx[j] = sum of g[i] over every output i whose window holds j"),)

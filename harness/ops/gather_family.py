@@ -18,6 +18,7 @@ from ..core import draw as H
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
+from ._support import expression as E
 
 INDEX = "indices"   # every op's index array: an integer operand
 
@@ -324,10 +325,31 @@ def _table_case(op):
     return lambda draw, dtypes=("float32",): table_case(draw, op, dtypes)
 
 
+def call_expression_of(op):
+    """The family member's one MLX call, the index array as uint32; with `steps` S > 1, the S calls
+    along its leading axis (stacked; chained for at_add)."""
+    def call_expression(params, names) -> str:
+        idx, steps = E.index(names[INDEX], "uint32"), int(params.get("steps", 1))
+        a, axis = names.get("a"), E.lit(_axis(params))
+        one = {"take": lambda i: E.call("mx.take", a, i, axis=axis), "getitem": lambda i: f"{a}[{i}]",
+               "embedding": lambda i: f"{names.get('weight')}[{i}]"}   # nn.Embedding's __call__: weight[x]
+        if op in one:
+            return one[op](idx) if steps == 1 else f"mx.stack([{one[op](idx + '[s]')} for s in range({steps})])"
+        if op == "take_along_axis":
+            return E.call("mx.take_along_axis", a, idx, axis=axis)
+        if op == "put_along_axis":
+            return E.call("mx.put_along_axis", a, idx, names["v"], axis=axis)
+        if steps == 1:
+            return f"{a}.at[{idx}].add({names['v']})"
+        return a + "".join(f".at[{idx}[{s}]].add({names['v']}[{s}])" for s in range(steps))
+    return call_expression
+
+
 def _record(name, summary, diff, reference, reference_vjp, strategy, rule):
     return OpInfo(name=name, summary=summary, operands=diff + (INDEX,), differentiable=diff,
                   integer_operands=(INDEX,), reference=reference, reference_vjp=reference_vjp,
                   exact=True, multilinear=True, rule=rule, mlx_call=f".ops.repro.gather_family:{name}",
+                  call_expression=call_expression_of(name),
                   scenarios=lambda: _scenarios_of(name), strategy=strategy)
 
 

@@ -14,6 +14,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, seeded_ints, tensor
+from ._support import expression as E
 from ._support import gather as G
 from ._support import quantized as Q
 from ._support.gather import FD_STEP, ints
@@ -157,6 +158,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         description=f"generated: side {side}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one gather_qmm call for these params: the codes packed into uint32 words inline (the
+    call file's pack), index arrays given as uint32."""
+    index = {k: E.index(names[k], "uint32") for k in (G.LHS, G.RHS) if k in names}
+    return E.call("mx.gather_qmm", names["x"], Q.packed_expression(names["codes"], params["bits"]),
+                  names["scales"], names["biases"], **index, transpose=E.lit(params.get("transpose", True)),
+                  group_size=E.lit(params["group_size"]), bits=E.lit(params["bits"]),
+                  mode=E.lit(params.get("mode", "affine")), sorted_indices=E.lit(params.get(G.SORTED, False)))
+
+
 OPS = (OpInfo(
     name="gather_qmm", summary="mx.gather_qmm (affine): gather_mm over quantized weights",
     operands=("x", "codes", "scales", "biases", G.LHS, G.RHS), differentiable=("x", "scales", "biases"),
@@ -166,5 +177,5 @@ OPS = (OpInfo(
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="W = code * scale + bias per group along K; Y_q = x[i_q] W[j_q]^T; dx by the gather_mm rule; "
          "dscale = sum over the group of code * dW, dbias = sum over the group of dW",
-    mlx_call=".ops.repro.gather_qmm:mlx_call",
+    mlx_call=".ops.repro.gather_qmm:mlx_call", call_expression=call_expression,
     scenarios=scenarios, strategy=fuzz_case, fuzz_weight=5, native=True),)

@@ -18,6 +18,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
+from ._support import expression as E
 
 # The order-m factors MLX uses, row by row ('+' is 1, '-' is -1).
 FACTORS = {
@@ -157,10 +158,15 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: n {n}, batch {batch}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.hadamard_transform", names["a"], scale=E.lit(params.get("scale")))
+
+
 OPS = (OpInfo(
     name="hadamard_transform", summary="mx.hadamard_transform (Hadamard): n = m * 2^k, scale",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True,
     rule="along the last axis y = scale M a with M = H_m kron S_k (n = m 2^k); dx = scale M^T g, "
          "the transpose: M itself only where H_m is symmetric (m = 1, 12)",
-    mlx_call=".ops.repro.hadamard_transform:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.hadamard_transform:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

@@ -32,6 +32,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support import fast
+from ._support import expression as E
 
 
 def _f64(x) -> np.ndarray:
@@ -139,10 +140,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: shape {list(shape)}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.fast.layer_norm", names["x"], names.get("weight", "None"), names.get("bias", "None"),
+                  E.lit(params["eps"]))
+
+
 OPS = (OpInfo(
     name="layer_norm", summary="mx.fast.layer_norm (LayerNorm): weight and bias each present or None",
     operands=("x", "weight", "bias"), differentiable=("x", "weight", "bias"),
     optional_operands=("weight", "bias"), reference=reference, reference_vjp=reference_vjp,
     rule="per row, xhat = (x - mean(x)) r with r = (var(x) + eps)^(-1/2): dx = r (g w - mean(g w) - "
          "xhat mean(g w xhat)); dw = the sum over rows of g xhat, db = the sum over rows of g",
-    mlx_call=".ops.repro.layer_norm:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.layer_norm:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

@@ -31,6 +31,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support.lanes import with_layout
 from ._support.reductions import M, M_INF, NEG_INF, draw_inputs, no_empty_group, reduced_axes
+from ._support import expression as E
 
 # --- the appended -inf groups --------------------------------------------------------------
 
@@ -170,9 +171,26 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, keepdims {keep}, {infs}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str | None:
+    """mx.logsumexp; under params["inf_rows"] the -inf groups are concatenated along the first kept
+    axis first. That axis is written only where the params fix it without a's rank (None otherwise:
+    the reproducer then embeds the call file)."""
+    a, axis = names["a"], params.get("axis")
+    x, rows = a, params.get("inf_rows", 0)
+    if rows:
+        axes = [axis] if isinstance(axis, int) else axis
+        if axes is None or any(d < 0 for d in axes) and axes != [-1]:
+            return None
+        ax = 0 if axes == [-1] else min(d for d in range(len(axes) + 1) if d not in axes)
+        shape = ", ".join([f"{a}.shape[{d}]" for d in range(ax)] + [str(rows), f"*{a}.shape[{ax + 1}:]"])
+        x = f'mx.concatenate([{a}, mx.full(({shape}), -float("inf"), dtype={a}.dtype)], axis={ax})'
+    return E.call("mx.logsumexp", x, axis=E.lit(axis), keepdims=E.lit(params.get("keepdims", False)))
+
+
 OPS = (OpInfo(
     name="logsumexp", summary="mx.logsumexp: primitive and composed paths, keepdims, -inf inputs",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    mlx_call=".ops.repro.logsumexp:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    mlx_call=".ops.repro.logsumexp:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case,
     rule="y = m + log(sum exp(x - m)) over the reduced axes (m the group's maximum; inf_rows appends "
          "constant groups of -inf, whose y is -inf); dx = g * exp(x - y), exactly 0 at -inf entries"),)

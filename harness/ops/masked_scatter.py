@@ -28,6 +28,7 @@ from ..core import layout
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, tensor
+from ._support import expression as E
 
 # --- float64 reference ----------------------------------------------------------------------
 
@@ -171,10 +172,18 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"v{v_shape} {vform}, cotangent {cmode}"))
 
 
+def call_expression(params, names) -> str:
+    """out[mask] = v on a copy of a (assignment replaces the copy's graph node, never a's), as one
+    expression: (out := copy).__setitem__(mask, v) or out."""
+    return E.call(f"(out := mx.array({names['a']})).__setitem__", f"mx.array({names['mask']} != 0)",
+                  names["v"]) + " or out"
+
+
 OPS = (OpInfo(
     name="masked_scatter", summary="a[mask] = v (MaskedScatter): full and leading masks, broadcast sources",
     operands=("a", "mask", "v"), differentiable=("a", "v"), integer_operands=("mask",),
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="the k-th selected position of a (row-major) takes source element k; d a = g with the selected "
          "positions zeroed; d v = sum of g over the positions each element of v landed on, 0 if unused",
-    mlx_call=".ops.repro.masked_scatter:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.masked_scatter:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

@@ -32,6 +32,7 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
+from ._support import expression as E
 
 MODES = ("constant", "edge", "reflect", "symmetric")
 WIDTH_FORMS = ("int", "single", "pair", "pairs")
@@ -184,10 +185,20 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"value {value}, cotangent {cmode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one mx.pad call: pad_width in the params' Python form, constant_values a number or c."""
+    w, form = params["width"], params.get("width_form", "pairs")
+    width = {"single": lambda: E.lit((w[0],)), "pair": lambda: E.lit(tuple(w)),
+             "pairs": lambda: E.lit([tuple(p) for p in w])}.get(form, lambda: E.lit(w))()
+    value = names["c"] if params.get("value") == "operand" else E.lit(params.get("value", 0))
+    return E.call("mx.pad", names["a"], width, mode=E.lit(params["mode"]), constant_values=value)
+
+
 OPS = (OpInfo(
     name="pad", summary="mx.pad: constant (Pad), edge, reflect, symmetric; width forms; constant operand",
     operands=("a", "c"), differentiable=("a", "c"), reference=reference, reference_vjp=reference_vjp,
-    exact=True, multilinear=True, mlx_call=".ops.repro.pad:mlx_call", scenarios=scenarios,
+    exact=True, multilinear=True, mlx_call=".ops.repro.pad:mlx_call", call_expression=call_expression,
+    scenarios=scenarios,
     strategy=fuzz_case,
     rule="d a[i] = sum of g over every output position that copies a[i]; d c = sum of g over the "
          "constant-padded positions when c is the constant, else 0"),)

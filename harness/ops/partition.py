@@ -26,6 +26,7 @@ from ..core.tensors import tensor
 from ._support.lanes import with_layout
 from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_length, lane_shape_and_axis,
                                reference, reference_vjp, value_cotangent)
+from ._support import expression as E
 
 # --- catalog: the reference is _support/sorting.py's --------------------------------------
 
@@ -91,9 +92,19 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: kth {kth}, axis {axis}, {mode} values, cotangent {cmode}"))
 
 
+def call_expression(params, names) -> str:
+    """mx.partition, each lane then put in ascending order by a gather at the stop-gradient argsort."""
+    axis = params.get("axis", -1)
+    ax = E.lit(0 if axis is None else axis)
+    first = E.call("mx.partition", names["a"], E.lit(params["kth"]), axis=E.lit(axis))
+    return E.call("mx.take_along_axis", f"part := {first}", f"mx.argsort(mx.stop_gradient(part), axis={ax})",
+                  axis=ax)
+
+
 OPS = (OpInfo(
     name="partition", summary="mx.partition (Partition): every kth, negative kth, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.repro.partition:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, mlx_call=".ops.repro.partition:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case,
     rule="y[p] = x[order[p]], the partitioned lane put in ascending order; dx[order[p]] = g[p] "
          "(tied values only with equal cotangents)"),)

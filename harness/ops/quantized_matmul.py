@@ -22,6 +22,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, seeded_ints, tensor
 from ._support import quantized as Q
+from ._support import expression as E
 
 # --- float64 reference: the rule in _support/quantized.py -------------------------------
 
@@ -192,6 +193,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         description=f"generated: x {x_shape}, W batch {w_batch}, transpose {transpose}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one quantized_matmul call for these params, the codes packed into uint32 words inline."""
+    return E.call("mx.quantized_matmul", names["x"], Q.packed_expression(names["codes"], params["bits"]),
+                  names["scales"], names["biases"], transpose=E.lit(params.get("transpose", True)),
+                  group_size=E.lit(params["group_size"]), bits=E.lit(params["bits"]),
+                  mode=E.lit(params.get("mode", "affine")))
+
+
 OPS = (OpInfo(
     name="quantized_matmul",
     summary="mx.quantized_matmul (affine): transpose both ways, 4/8 bits, dx, dscales, dbiases",
@@ -200,4 +209,5 @@ OPS = (OpInfo(
     rule="W = code * scale + bias per group of W's stored last axis; y = x W^T (transpose) or x W; "
          "dx = g W (or g W^T); dW = g^T x (or x^T g) summed over the batch; "
          "dscale = sum over the group of code * dW, dbias = sum over the group of dW",
-    mlx_call=".ops.repro.quantized_matmul:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.quantized_matmul:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

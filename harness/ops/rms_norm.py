@@ -28,6 +28,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support import fast
+from ._support import expression as E
 
 
 def _f64(x) -> np.ndarray:
@@ -114,10 +115,15 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: shape {list(shape)}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.fast.rms_norm", names["x"], names.get("weight", "None"), E.lit(params["eps"]))
+
+
 OPS = (OpInfo(
     name="rms_norm", summary="mx.fast.rms_norm (RMSNorm): with and without weight, eps",
     operands=("x", "weight"), differentiable=("x", "weight"), optional_operands=("weight",),
     reference=reference, reference_vjp=reference_vjp,
     rule="per row, r = (mean(x^2) + eps)^(-1/2): dx = g w r - x r^3 mean(g w x); "
          "dw = the sum over rows of g x r (w = 1 without a weight)",
-    mlx_call=".ops.repro.rms_norm:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.rms_norm:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

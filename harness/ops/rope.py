@@ -32,6 +32,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import integer_tensor, seeded_ints, tensor
 from ._support import fast
+from ._support import expression as E
 
 OFFSET_FORMS = ("int", "array", "vector")   # python int, 0-d array, one offset per batch item
 
@@ -172,6 +173,15 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: shape {list(shape)}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one rope call: the offset a Python int, or an int32 array (0-d or a vector)."""
+    off = names["offset"]
+    offset = f"int({off})" if params["offset_form"] == "int" else E.index(off, "int32")
+    freqs = {"freqs": names["freqs"]} if "freqs" in names else {}
+    return E.call("mx.fast.rope", names["x"], E.lit(params["dims"]), traditional=E.lit(params["traditional"]),
+                  base=E.lit(params["base"]), scale=E.lit(params["scale"]), offset=offset, **freqs)
+
+
 OPS = (OpInfo(
     name="rope",
     summary="mx.fast.rope (RoPE): traditional, int/array offsets, base or freqs, partial dims, scale",
@@ -179,4 +189,5 @@ OPS = (OpInfo(
     optional_operands=("freqs",), reference=reference, reference_vjp=reference_vjp,
     rule="each rotated pair (a, c) at angle theta = (t + offset) scale f_i goes back as "
          "(ga cos + gc sin, gc cos - ga sin): the rotation by -theta; features past dims pass g through",
-    mlx_call=".ops.repro.rope:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.rope:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

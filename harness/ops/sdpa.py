@@ -40,6 +40,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support import fast
+from ._support import expression as E
 
 MASKS = ("none", "causal", "additive", "bool")
 
@@ -189,6 +190,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                                          f"mask {kind}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    """The one attention call: no mask, "causal", the additive mask, or the mask's nonzeros as booleans."""
+    kind = params["mask"]
+    mask = {"none": "None", "causal": '"causal"', "bool": f"{names.get('mask')} != 0"}.get(kind, names.get("mask"))
+    return E.call("mx.fast.scaled_dot_product_attention", names["q"], names["k"], names["v"],
+                  scale=E.lit(params["scale"]), mask=mask)
+
+
 OPS = (OpInfo(
     name="sdpa", summary="mx.fast.scaled_dot_product_attention: scale, causal/additive/boolean masks, "
                          "grouped-query heads",
@@ -197,4 +206,5 @@ OPS = (OpInfo(
     rule="per query row, P = softmax(scale q k^T + additive mask) over the keys it may see (uniform over "
          "all keys where it may see none); dv = P^T g, dS = P (g v^T - rowsum(P g v^T)), "
          "dq = scale dS k, dk = scale dS^T q, summed over each key/value head's query heads",
-    mlx_call=".ops.repro.sdpa:mlx_call", scenarios=scenarios, strategy=fuzz_case),)
+    mlx_call=".ops.repro.sdpa:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case),)

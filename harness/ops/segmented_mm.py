@@ -15,6 +15,7 @@ import numpy as np
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import integer_tensor, seeded_ints, tensor
+from ._support import expression as E
 
 
 def reference(inp, params):
@@ -46,8 +47,13 @@ def scenarios() -> list:
     ]
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.segmented_mm", names["a"], names["b"], E.index(names["segments"], "uint32"))
+
+
 OPS = (OpInfo(
     name="segmented_mm", summary="mx.segmented_mm (SegmentedMM): no VJP in MLX; forward checked, VJP refused",
     operands=("a", "b", "segments"), differentiable=("a", "b"), integer_operands=("segments",),
-    reference=reference, exact=True, mlx_call=".ops.repro.segmented_mm:mlx_call", scenarios=scenarios,
+    reference=reference, exact=True, mlx_call=".ops.repro.segmented_mm:mlx_call", call_expression=call_expression,
+    scenarios=scenarios,
     has_vjp=False),)

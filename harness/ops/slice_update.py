@@ -35,6 +35,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
 from ._support.scatter import draw_slices
+from ._support import expression as E
 
 START = "start"
 START_DTYPES = ("uint32", "int32", "int64", "uint8")
@@ -296,6 +297,30 @@ def slice_fuzz(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: a{shape} size {extent}, cotangent {cmode}"))
 
 
+def _start(params, names) -> str:
+    """The start indices as params["start_dtype"] (uint32 by default); params["scalar_start"]: 0-d."""
+    start = names[START] + (".reshape(())" if params.get("scalar_start") else "")
+    return E.index(start, params.get("start_dtype", "uint32"))
+
+
+def update_expression(params, names) -> str:
+    """mx.slice_update at array starts, or a[key] = u on a copy of a (one expression:
+    (out := copy).__setitem__(key, u) or out), or a.at[key].add(u)."""
+    a, u, form = names["a"], names["u"], params["form"]
+    if form == "dynamic":
+        return E.call("mx.slice_update", a, u, _start(params, names), E.lit(list(params["axes"])))
+    entries = [E.slice_text(s) for s in params["slices"]]
+    key = E.subscript(entries) if len(entries) > 1 else f"[{entries[0]},]"
+    if form == "static_add":
+        return E.call(f"{a}.at{key}.add", u)
+    return E.call(f"(out := mx.array({a})).__setitem__", f"np.s_{key}", u) + " or out"
+
+
+def slice_expression(params, names) -> str:
+    return E.call("mx.slice", names["a"], _start(params, names), E.lit(list(params["axes"])),
+                  E.lit(list(params["size"])))
+
+
 OPS = (
     OpInfo(name="slice_update",
            summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
@@ -304,10 +329,12 @@ OPS = (
            multilinear=True,
            rule="d a = g outside the region (and inside too for static_add); d u = g over the region, "
                 "summed over u's broadcast copies",
-           mlx_call=".ops.repro.slice_update:slice_update", scenarios=update_scenarios, strategy=update_fuzz),
+           mlx_call=".ops.repro.slice_update:slice_update", call_expression=update_expression,
+           scenarios=update_scenarios, strategy=update_fuzz),
     OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
            operands=("a", START), differentiable=("a",), integer_operands=(START,), reference=slice_reference,
            reference_vjp=slice_reference_vjp, exact=True, multilinear=True,
            rule="out = a over the region; d a = g placed in the region, 0 elsewhere",
-           mlx_call=".ops.repro.slice_update:dynamic_slice", scenarios=slice_scenarios, strategy=slice_fuzz),
+           mlx_call=".ops.repro.slice_update:dynamic_slice", call_expression=slice_expression,
+           scenarios=slice_scenarios, strategy=slice_fuzz),
 )

@@ -24,6 +24,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support.lanes import with_layout
 from ._support.reductions import M, M_INF, draw_inputs, no_empty_group, reduced_axes
+from ._support import expression as E
 
 # --- float64 reference ---------------------------------------------------------------------
 
@@ -116,9 +117,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, precise {precise}, {infs}, cotangent {mode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.softmax", names["a"], axis=E.lit(params.get("axis")), precise=E.lit(params.get("precise", False)))
+
+
 OPS = (OpInfo(
     name="softmax", summary="mx.softmax: precise on/off, primitive and composed paths, -inf entries",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    mlx_call=".ops.repro.softmax:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    mlx_call=".ops.repro.softmax:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case,
     rule="s = exp(x - m) / sum exp(x - m) over the reduced axes (m the group's maximum); "
          "dx = s * (g - sum(s * g)) per group, exactly 0 at -inf entries"),)

@@ -20,6 +20,7 @@ from ..core.tensors import tensor
 from ._support.lanes import with_layout
 from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_shape_and_axis, reference,
                                reference_vjp, value_cotangent)
+from ._support import expression as E
 
 # --- catalog ---------------------------------------------------------------------------------
 
@@ -69,9 +70,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: axis {axis}, {mode} values, cotangent {cmode}"))
 
 
+def call_expression(params, names) -> str:
+    return E.call("mx.sort", names["a"], axis=E.lit(params.get("axis", -1)))
+
+
 OPS = (OpInfo(
     name="sort", summary="mx.sort (Sort): any axis, views, ties with equal cotangents",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.repro.sort:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, mlx_call=".ops.repro.sort:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case,
     rule="y[p] = x[order[p]], each lane in ascending order; dx[order[p]] = g[p] "
          "(tied values only with equal cotangents)"),)

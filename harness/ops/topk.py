@@ -23,6 +23,7 @@ from ..core.tensors import tensor
 from ._support.lanes import with_layout
 from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_length, lane_shape_and_axis,
                                sort_axis, sorted_tail, sorted_tail_vjp, value_cotangent)
+from ._support import expression as E
 
 
 # --- float64 reference: the sorted lane's last k entries ----------------------------------
@@ -120,9 +121,19 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
                              description=f"generated: k {k}, axis {axis}, {mode} values, cotangent {cmode}"))
 
 
+def call_expression(params, names) -> str:
+    """mx.topk, each lane then put in ascending order by a gather at the stop-gradient argsort."""
+    axis = params.get("axis", -1)
+    ax = E.lit(0 if axis is None else axis)
+    first = E.call("mx.topk", names["a"], E.lit(params["k"]), axis=E.lit(axis))
+    return E.call("mx.take_along_axis", f"top := {first}", f"mx.argsort(mx.stop_gradient(top), axis={ax})",
+                  axis=ax)
+
+
 OPS = (OpInfo(
     name="topk", summary="mx.topk (Partition + slice): k from 0 to the lane length, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
-    exact=True, mlx_call=".ops.repro.topk:mlx_call", scenarios=scenarios, strategy=fuzz_case,
+    exact=True, mlx_call=".ops.repro.topk:mlx_call", call_expression=call_expression,
+    scenarios=scenarios, strategy=fuzz_case,
     rule="y = the k largest entries of each lane, in ascending order; dx[j] = the cotangent of the "
          "output holding x[j], 0 where x[j] is not selected (tied values only with equal cotangents)"),)

@@ -30,8 +30,33 @@ def _crash_record(s, device: str, rc: int, stderr: str) -> dict:
             "seconds": None}
 
 
-def run_device(scenarios: list, device: str, on_record=None) -> list:
-    """All scenarios on one device; a dead worker costs one `crashed` record."""
+def default_jobs() -> int:
+    """One worker per CPU (the calls are small: MLX itself keeps to one thread for them)."""
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def run_device(scenarios: list, device: str, on_record=None, jobs: int = 1) -> list:
+    """All scenarios on one device, in `jobs` workers side by side, records in the
+    scenarios' order; a dead worker costs one `crashed` record."""
+    if jobs <= 1 or len(scenarios) < 2 * jobs:
+        return _run_list(scenarios, device, on_record)
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    lock = threading.Lock()
+
+    def report(rec):   # progress callbacks come from several threads
+        with lock:
+            if on_record:
+                on_record(rec)
+    # Interleaved shares: neighbours in the catalog cost alike, so each worker gets a fair mix.
+    shares = [scenarios[k::jobs] for k in range(jobs)]
+    with ThreadPoolExecutor(jobs) as pool:
+        parts = list(pool.map(lambda share: _run_list(share, device, report), shares))
+    by_name = {r["scenario"]: r for part in parts for r in part}
+    return [by_name[s.name] for s in scenarios]
+
+
+def _run_list(scenarios: list, device: str, on_record=None) -> list:
     records, start = [], 0
     with tempfile.TemporaryDirectory(prefix="vjpcheck-") as tmp:
         path = os.path.join(tmp, "scenarios.json")
@@ -86,5 +111,5 @@ def _read(proc, records, on_record):
     return current
 
 
-def run(scenarios: list, devices: list, on_record=None) -> list:
-    return [r for d in devices for r in run_device(scenarios, d, on_record)]
+def run(scenarios: list, devices: list, on_record=None, jobs: int = 1) -> list:
+    return [r for d in devices for r in run_device(scenarios, d, on_record, jobs)]

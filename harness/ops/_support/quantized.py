@@ -53,3 +53,11 @@ def gather_qmm_vjp(x, codes, scales, biases, g, lhs=None, rhs=None, group_size=6
 def qargs(params) -> dict:
     """The dequantization params of a scenario (transposed unless it says otherwise)."""
     return {"group_size": int(params["group_size"]), "transpose": bool(params.get("transpose", True))}
+
+
+def packed_expression(codes: str, bits: int) -> str:
+    """The call files' pack(codes, bits) written inline: 32 // bits codes to a uint32 word,
+    code t of a word at bits [t bits, (t + 1) bits) (disjoint, so the sum is the bitwise or)."""
+    per = 32 // int(bits)
+    return (f"mx.array(({codes}.reshape(*{codes}.shape[:-1], -1, {per}) << np.arange(0, {per * int(bits)}, "
+            f"{int(bits)})).sum(-1).astype(np.uint32))")

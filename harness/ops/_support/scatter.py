@@ -26,6 +26,7 @@ from ...core import draw as D
 from ...core.numeric import ReferenceUndecided
 from ...core.scenario import Scenario
 from ...core.tensors import index_tensor, tensor
+from . import expression as E
 
 FORMS = ("rows", "cols", "points", "slice", "rows_slice")
 ROWS = ("rows", "rows_slice")
@@ -343,3 +344,43 @@ def finish(op, a, v, row_idx, col_idx, wrt, cot, params, desc) -> Scenario:
     return D.finish(Scenario(name="", op=op, operands={"a": a, "v": v, **index_operands(row_idx, col_idx)},
                              wrt=tuple(wrt), cotangent=cot, params=params, family=family_of(params),
                              description=f"generated: {desc}"))
+
+
+# --- the call as a reproducer writes it (ops/repro/at_*.py's key() and updates()) ---------------
+
+def key_expression(params, names) -> str:
+    """The subscript of params' key on a 2-D `a`: [rows], [:, cols], [rows, cols], [rows, 1:4], [s0, s1];
+    index arrays as int32, shifted down by the axis length under params["negative"]."""
+    form = params["form"]
+
+    def idx(name, axis):
+        text = E.index(names[name], "int32")
+        return f"{text} - {names['a']}.shape[{axis}]" if params.get("negative") else text
+
+    if form == "slice":
+        entries = [E.slice_text(s) for s in params["slices"]]
+        return E.subscript(entries) if len(entries) > 1 else f"[{entries[0]},]"
+    if form == "cols":
+        return E.subscript([":", idx(COL_INDICES, 1)])
+    rows = idx(ROW_INDICES, 0)
+    if form == "rows":
+        return E.subscript([rows])
+    if form == "rows_slice":
+        return E.subscript([rows, E.slice_text(params["cols"])])
+    return E.subscript([rows, idx(COL_INDICES, 1)])
+
+
+def updates_expression(params, names) -> str:
+    """v itself, or (params["updates"] "shared") v's value for each distinct target, in first-occurrence
+    order, taken once for every occurrence: mx.take at the rank of each key among the distinct keys."""
+    v, form = names["v"], params["form"]
+    if params.get("updates") != "shared":
+        return v
+    ids = names[COL_INDICES if form == "cols" else ROW_INDICES]
+    keys = f"({ids} * {names['a']}.shape[1] + {names[COL_INDICES]}).flat" if form == "points" else f"{ids}.flat"
+    slots = f"mx.array([[*dict.fromkeys({keys})].index(k) for k in {keys}])"
+    if form == "cols":
+        return f"mx.take({v}, {slots}, axis=1).reshape(({v}.shape[0],) + {ids}.shape)"
+    if form == "points":
+        return f"mx.take({v}, {slots}, axis=0).reshape({ids}.shape)"
+    return f"mx.take({v}, {slots}, axis=0).reshape({ids}.shape + ({v}.shape[-1],))"

@@ -1,0 +1,236 @@
+"""`build_and_test.py --fuzz SECONDS`: the Python fuzzer against both builds of a gate.
+
+The gate's two MLX packages (pristine and patched units, variants.py) are each
+put first on PYTHONPATH of one campaign process (this module's child, below:
+`fuzz/campaign.run_single`, every op, every oracle of `mlx-vjpcheck fuzz`),
+side by side for the same time and seed. Then every finding of either campaign
+runs again on both builds, through the fuzz worker (every oracle again), and
+the table says what each build does with it.
+
+A finding fails the gate when it reproduces on the patched build and either its
+op is in the patch's scope (the ops the patch is meant to fix: --fixes, else
+the ops whose findings the patch changes, all of gather_mm / gather_qmm when one
+changes) or the pristine build passes it (the patch introduced it). A finding
+both builds fail outside the scope is pre-existing and listed as such; one whose
+signature the regression corpus marks out of the patch's scope is listed with
+that entry's reason. Each campaign's directory records the checkout (commit,
+mlx/version.h, flags) as its subject, never the installed wheel.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..evidence import atomic, paths
+
+SCHEMA = "mlx-vjpcheck/gate-fuzz/1"
+SUMMARY = "fuzz-summary.json"
+MODULE = __name__
+
+
+# --- children (run with a build's package first on PYTHONPATH) ---------------------------
+
+def child_main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog=f"python -m {MODULE}")
+    p.add_argument("--time", type=float)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-examples", type=int)
+    p.add_argument("--ops", default=None)
+    p.add_argument("--out")
+    p.add_argument("--environment", help="JSON file: the environment record to write")
+    p.add_argument("--recheck", help="JSON file: a list of scenarios to run through every oracle again")
+    args = p.parse_args(argv)
+    from ..fuzz import campaign, targets
+    if args.recheck:
+        return _recheck(args)
+    import signal
+
+    def _term(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, _term)
+    ops = args.ops.split(",") if args.ops else targets.names()
+    env = json.loads(Path(args.environment).read_text(encoding="utf-8"))
+    import mlx.core as mx
+    env["mlx_imported"] = {"version": mx.__version__, "file": mx.__file__}
+    result = campaign.run_single(ops, "cpu", args.seed, args.time, args.max_examples, "none")
+    from ..evidence import rundir
+    with rundir.staged(args.out) as tmp:
+        campaign.write(tmp, result, env)
+    st = result["campaign"]["stats"]
+    print(f"{len(result['findings'])} findings from {st['cases']} cases ({st['cases_per_s']}/s)")
+    return 130 if result["campaign"].get("interrupted") else 0
+
+
+def _recheck(args) -> int:
+    from ..cases import bind
+    from ..core.scenario import Scenario
+    from ..fuzz import campaign, pool
+    items = json.loads(Path(args.recheck).read_text(encoding="utf-8"))
+    out = []
+    with pool.Worker("cpu") as w:
+        for d in items:
+            s = bind(Scenario.from_dict(d))
+            o = w.run(s, campaign.fd_seed(s))
+            out.append({"scenario": s.name, "status": o.status, "signature": o.signature,
+                        "error": (o.record or {}).get("error") or o.reason or None})
+    atomic.write_json(args.out, out)
+    return 0
+
+
+# --- the parent ----------------------------------------------------------------------------
+
+def _argv(*extra) -> list:
+    return [sys.executable, "-m", MODULE, *map(str, extra)]
+
+
+def side_by_side(gate, built: dict, args, env: dict) -> dict:
+    """{variant: campaign out dir}, one campaign per build in parallel processes."""
+    from . import gate as G
+    env_path = gate.work / "environment.json"
+    procs = {}
+    t0 = time.perf_counter()
+    for v, b in built.items():
+        e = dict(env, gate_variant=v)
+        p = gate.work / f"environment-{v}.json"
+        atomic.write_json(p, e)
+        out = gate.work / f"fuzz-{v}"
+        argv = _argv("--time", args.fuzz, "--seed", args.seed, "--out", out, "--environment", p,
+                     *(["--max-examples", args.max_examples] if args.max_examples else []),
+                     *(["--ops", args.fuzz_ops] if args.fuzz_ops else []))
+        procs[v] = (argv, out, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                                cwd=G.PACKAGE_PARENT, env=G.python_env(b)))
+    del env_path
+    outs = {}
+    try:
+        for v, (argv, out, proc) in procs.items():
+            stdout, stderr = proc.communicate()
+            gate.rec.record(f"fuzz-{v}", argv, G.PACKAGE_PARENT, proc.returncode,
+                            round(time.perf_counter() - t0, 3), stdout, stderr)
+            if proc.returncode != 0:
+                tail = (stderr.strip().splitlines() or ["no output"])[-1]
+                raise G.StepFailed(f"the {v} fuzz campaign failed (exit {proc.returncode}): {tail[:300]}")
+            outs[v] = out
+    except BaseException:
+        for _, _, proc in procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+        raise
+    return outs
+
+
+def recheck(gate, built: dict, scenarios: list) -> dict:
+    """{variant: {scenario name: {status, signature, error}}}: every scenario through every
+    oracle of the fuzzer on each build."""
+    from . import gate as G
+    path = gate.work / "recheck.json"
+    atomic.write_json(path, scenarios)
+    out = {}
+    for v, b in built.items():
+        res = gate.work / f"recheck-{v}.json"
+        e = gate.rec.run(f"recheck-{v}", _argv("--recheck", path, "--out", res), G.PACKAGE_PARENT,
+                         env=G.python_env(b))
+        if e["exit_code"] != 0:
+            raise G.StepFailed(f"running the findings again on the {v} build failed (exit {e['exit_code']}): "
+                               f"see {{out}}/{e['stderr']}")
+        out[v] = {r["scenario"]: r for r in json.loads(res.read_text(encoding="utf-8"))}
+    return out
+
+
+def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict) -> dict:
+    """One row per signature either campaign found, with what each build does with the
+    smallest counterexample, and the verdict for it."""
+    from ..fuzz import findings as F
+    from .gate import TARGET
+    seen = {}
+    for v, d in outs.items():
+        for f in F.load(d):
+            seen.setdefault(f.signature, []).append((v, f))
+    rows = []
+    for sig, found in sorted(seen.items()):
+        _, f = min(found, key=lambda vf: vf[1].size)
+        name = f.scenario["name"]
+        rows.append({"signature": sig, "op": f.op, "found_by": sorted(v for v, _ in found), "scenario": name,
+                     "size": f.size, "pristine": checked.get("pristine", {}).get(name),
+                     "patched": checked.get("patched", {}).get(name)})
+    bad = lambda r, v: (r[v] or {}).get("status", "fail") != "pass"  # noqa: E731
+    if fixes == "none":
+        scope = []
+    elif fixes:
+        scope = sorted(fixes)
+    else:
+        changed = {r["op"] for r in rows if bad(r, "pristine") != bad(r, "patched")}
+        scope = sorted(changed | (set(TARGET) if changed & set(TARGET) else set()))
+    for r in rows:
+        reason = out_of_scope.get(r["signature"])
+        if not bad(r, "patched"):
+            r["verdict"] = "passes patched"
+        elif reason:
+            r.update(verdict=f"out of scope: {reason}", in_scope=False)
+        elif not bad(r, "pristine"):
+            r["verdict"] = "NEW on patched"
+        elif r["op"] in scope:
+            r["verdict"] = "in scope, still failing patched"
+        else:
+            r["verdict"] = "pre-existing (fails on both, op out of scope)"
+        r.setdefault("in_scope", r["op"] in scope)
+    return {"schema": SCHEMA, "scope": scope, "rows": rows}
+
+
+def verdict(summary: dict, campaigns: dict) -> tuple:
+    rows = summary["rows"]
+    blamed = [r for r in rows if r["verdict"] in ("NEW on patched", "in scope, still failing patched")]
+    pre = [r for r in rows if r["verdict"].startswith("pre-existing")]
+    counts = ", ".join(f"{v}: {c['stats']['cases']} cases ({c['stats']['cases_per_s']}/s), "
+                       f"{len(c.get('findings', []))} findings" for v, c in campaigns.items())
+    tail = f"; {len(pre)} pre-existing outside the scope ({', '.join(summary['scope']) or 'none'}); {counts}"
+    if blamed:
+        return 1, (f"{len(blamed)} findings against the patched build are in scope or new "
+                   f"(first: {blamed[0]['signature']}: {blamed[0]['verdict']})" + tail)
+    return 0, "no finding against the patched build in scope or new" + tail
+
+
+def run(args, gate, fixes, say) -> dict:
+    """build_and_test.py --fuzz on a project with bindings: the run directory written,
+    {"summary", "campaigns"} or {"failed": one line}."""
+    from ..cases import files
+    from ..running import environment
+    from . import gate as G
+    corpus = files.regressions()
+    out_of_scope = {e.meta.get("signature"): e.reason for e in corpus if not e.in_scope}
+    state = {}
+
+    def body(tmp):
+        built = G.build_variants(gate)
+        G.import_check(gate, built["pristine"])
+        G.import_check(gate, built["patched"])
+        env = environment.record(["cpu"], mlx_checkout=gate.src)
+        env["native"] = G.native_environment(gate, 0.0)
+        say(f"fuzzing the pristine and the patched build side by side for {args.fuzz:g} s each")
+        outs = side_by_side(gate, built, args, env)
+        campaigns = {}
+        for v, d in outs.items():
+            # The run directory's own manifest covers these files: no nested manifests.
+            shutil.copytree(d, Path(tmp) / d.name, ignore=shutil.ignore_patterns(paths.MANIFEST))
+            campaigns[v] = dict(json.loads((d / paths.CAMPAIGN).read_text(encoding="utf-8")))
+        from ..fuzz import findings as F
+        scen = {f.scenario["name"]: f.scenario for d in outs.values() for f in F.load(d)}
+        say(f"running the {len(scen)} findings on both builds")
+        checked = recheck(gate, built, list(scen.values())) if scen else {v: {} for v in built}
+        summary = summarize(outs, checked, fixes, out_of_scope)
+        summary["campaigns"] = {v: {k: c.get(k) for k in ("stats", "dtypes", "seed", "budget_s", "ops")}
+                                for v, c in campaigns.items()}
+        atomic.write_json(Path(tmp) / SUMMARY, summary)
+        state.update(summary=summary, campaigns=campaigns)
+        return {}
+    outcome = G.staged_run(gate, args.out, body, "native-fuzz", args.replace)
+    return outcome if "failed" in outcome else state
+
+
+if __name__ == "__main__":
+    sys.exit(child_main())
