@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Check an mlx-vjpcheck evidence directory or bundle: python3 validate_artifacts.py DIR|ZIP
 
-Needs numpy only (no MLX). Exit 0 every check passed, 1 a check failed,
-2 bad input (or numpy missing), 130 interrupted. The work is in
-harness/cli/validate.py.
+The same command as `mlx-vjpcheck validate` (harness/cli/validate.py), for a
+checkout without an installed package. Needs numpy only (no MLX). Exit 0 every
+check passed, 1 a check failed, 2 bad input (or numpy missing), 130 interrupted.
 """
 import os
 import sys
@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 if __name__ == "__main__":
     try:
-        from harness.cli.validate import main
-        sys.exit(main())
+        from harness.cli.validate import script
+        sys.exit(script(prog="validate_artifacts.py"))
     except KeyboardInterrupt:
         print("validate_artifacts.py: interrupted", file=sys.stderr)
         sys.exit(130)

@@ -33,10 +33,10 @@ from mlx_vjpcheck.native import gate as G  # noqa: E402
 
 
 def build(args, work: Path) -> dict:
-    gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt)
+    gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, stages=("native",))
     gate.rec, gate.work = nb.Recorder(work / "rec"), work
-    built = G.build_binaries(gate)
-    return {v: exe for v, (exe, _) in built.items()}
+    built = G.build_variants(gate)
+    return {v: b.suite_binary for v, b in built.items()}
 
 
 def one(exe, shape, repeat) -> list:

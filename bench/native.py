@@ -3,9 +3,11 @@
 Usage: python bench/native.py --mlx-source DIR --mlx-build DIR [--opt O0|as-built] [--repeat N]
        (defaults: $MLX_SOURCE_ROOT, $MLX_CPU_BUILD, --opt O0)
 
-Validation: `python build_and_test.py ...` as a user iterating on a patch runs
-it: the suite's objects and the pristine unit are already cached (a first,
-untimed run fills the cache), the patched unit is compiled every time.
+Validation: `python build_and_test.py --native-only ...` (the C++ suite only;
+bench/gate.py measures the whole gate) as a user iterating on a patch runs it:
+the suite's objects and the pristine units are already cached (a first,
+untimed run fills the cache); each timed run gets a patch that differs from the
+previous one in a comment, so the patched unit is compiled and linked every time.
 Floor: compiling the touched units once with the same flags (in parallel) plus
 one link of the suite ahead of the archive -- the least any pristine/patched
 check costs.
@@ -29,9 +31,23 @@ from mlx_vjpcheck.native import build as nb  # noqa: E402
 from mlx_vjpcheck.native import gate as nv  # noqa: E402
 
 
-def validation(args, out: Path) -> float:
+def changed_patch(text: str, nonce: str) -> str:
+    """The patch with one more added line (a comment) after its first added line: the
+    patched unit's text changes, so it is compiled again; nothing else does."""
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("+") and not ln.startswith("+++"))
+    return "".join(lines[:at + 1] + [f"+// bench {nonce}\n"] + lines[at + 1:])
+
+
+def validation(args, out: Path, nonce: str = "") -> float:
+    patch = args.patch
+    if nonce:
+        patch = str(out.parent / f"patch-{nonce}.diff")
+        Path(patch).write_text(changed_patch(Path(args.patch).read_text(encoding="utf-8"), nonce),
+                               encoding="utf-8")
     argv = [sys.executable, str(ROOT / "build_and_test.py"), "--mlx-source", args.mlx_source,
-            "--mlx-build", args.mlx_build, "--out", str(out), "--opt", args.opt]
+            "--mlx-build", args.mlx_build, "--out", str(out), "--opt", args.opt, "--native-only",
+            "--patch", patch]
     t0 = time.perf_counter()
     p = subprocess.run(argv, capture_output=True, text=True)
     took = time.perf_counter() - t0
@@ -46,7 +62,7 @@ def floor(args, tmp: Path) -> tuple:
     as the validation does) with the same flags, and one link of the suite ahead of the
     archive."""
     import concurrent.futures as cf
-    gate = nv.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt)
+    gate = nv.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, stages=("native",))
     gate.rec, gate.work = nb.Recorder(tmp / "rec"), tmp
     gate.headers = nv._headers(gate.project, gate.src)
     suite = nv.suite_objects(gate)   # cached by the priming run
@@ -81,7 +97,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-native-") as t:
         tmp = Path(t)
         validation(args, tmp / "prime")   # fills the suite-object cache; untimed
-        runs = [validation(args, tmp / f"run{i}") for i in range(args.repeat)]
+        stamp = f"{os.getpid()}-{time.time_ns()}"
+        runs = [validation(args, tmp / f"run{i}", f"{stamp}-{i}") for i in range(args.repeat)]
         floors = [floor(args, tmp / f"floor{i}") for i in range(args.repeat)]
     v = statistics.median(runs)
     fc = statistics.median(f[0] for f in floors)

@@ -2,42 +2,20 @@
 
 Keys are shared with the executor's observations: "forward", "grad:<operand>",
 "loss", "hvp:<operand>". The runner, the fuzzer and the validator all call
-`expected` on bound scenarios.
+`expected` on bound scenarios. The inputs as MLX holds them, the cotangent, the
+reference VJP and the transform and precision references live in
+core/references.py (the validator's re-checks need them too); they are named
+here as well, where the rest of the harness looks for them.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core import layout, numeric, objectives
+from ..core import objectives
+from ..core.references import (COUNT_CALLS, accumulation, cotangent, directional, hvp,  # noqa: F401
+                               logical_inputs, reference_vjp)
 
 NO_VJP = "no_vjp"   # check of an op without a VJP: 1 when asking for one raises
-
-
-def logical_inputs(s) -> dict:
-    """Every present operand's logical value (integer operands as int64)."""
-    ints = s.info.integer_operands
-    return {name: layout.logical(t, np.int64 if name in ints else np.float64)
-            for name, t in s.operands.items()}
-
-
-def cotangent(s, y) -> np.ndarray:
-    if s.objective == "pair_loss":
-        return objectives.pair_loss_cotangent(y)
-    if s.cotangent is None:
-        return np.ones_like(y)
-    g = layout.logical(s.cotangent)
-    if g.shape != y.shape:
-        raise ValueError(f"cotangent shape {g.shape} != output shape {y.shape}")
-    return g
-
-
-def reference_vjp(info, inputs, g, params, wrt) -> dict:
-    """The op's hand-written float64 VJP, or its reference differentiated
-    (core/numeric.py; raises numeric.ReferenceUndecided beyond the error bound)."""
-    if info.reference_vjp is not None:
-        return info.reference_vjp(inputs, g, params)
-    return numeric.vjp_by_differences(lambda x: info.reference(x, params), inputs, g, wrt,
-                                      analytic=info.analytic)
 
 
 def _hvp_ones(info, inputs, y, params, wrt):

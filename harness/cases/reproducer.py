@@ -4,8 +4,11 @@ inputs, the one MLX call, what MLX gives against the float64 rule's values
 as literals, the rule in a comment, and the bisect exit codes (0 defect
 absent, 1 present, 125 cannot test; `--device gpu` runs it on the GPU).
 
-The call is the op's own MLX call file (harness/ops/repro/), embedded as
-text: the script runs exactly what the harness ran. The expected values come
+The call is the op's one MLX call for the scenario's params, written out by
+the op record's `call_expression` (tests/cases/test_reproducers.py holds it to
+the harness's own call); an op without one, or params it cannot write as one
+expression, embed the op's MLX call file (harness/ops/repro/) as text: either
+way the script runs exactly what the harness ran. The expected values come
 from the harness's float64 reference when the script is written; the
 general machinery stays in the harness, not in the script.
 """
@@ -51,16 +54,14 @@ except Exception as e:
     sys.exit(print("cannot test: the forward raised", e) or 125)
 try:
     (y,), grads = mx.vjp(f, [{wrt}], [g])
-    got = dict(zip(want, [y, *grads]))
-    mx.eval(got)
+    mx.eval(got := dict(zip(want, [y, *grads])))
 except Exception as e:
     sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or {present})
-bad = []
-for name, w in want.items():   # |MLX - rule| <= atol + rtol |rule|, NaN matches NaN{exact_note}
-    have = np.array(got[name].astype(mx.float32), dtype=np.float64)
-    bad += [] if have.shape == w.shape and np.allclose(have, w, rtol={rtol!r}, atol={atol!r}, equal_nan=True){exact_test} else [name]
-    print(f"{{name}}: MLX {{have.tolist()}}, float64 rule {{w.tolist()}}", "DIFFERS" if name in bad else "ok")
-sys.exit(print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else "absent")) or ({present} if bad else {absent}))
+have = {{name: np.array(x.astype(mx.float32), dtype=np.float64) for name, x in got.items()}}
+bad = [name for name, w in want.items() if not ({close}{exact_test})]   # {agree}{exact_note}
+for name, w in want.items():
+    print(f"{{name}}: MLX {{have[name].tolist()}}, float64 rule {{w.tolist()}}", "DIFFERS" if name in bad else "ok")
+sys.exit(print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else "absent")) or {codes})
 '''
 
 ISOLATE = '''
@@ -72,8 +73,10 @@ if os.environ.get("REPRO_CHILD") != "1":
              print(f"VERDICT: defect present (MLX ended the process: status {rc})") or 1)
 
 '''
+CLOSE = "have[name].shape == w.shape and np.allclose(have[name], w, rtol={rtol!r}, atol={atol!r}, equal_nan=True)"
+AGREE = "|MLX - rule| <= atol + rtol |rule|, NaN matches NaN"
 EXACT_NOTE = "; zeros exact"
-EXACT_TEST = ' and (name == "forward" or not np.any(have[w == 0] != 0))'
+EXACT_TEST = ' and (name == "forward" or not np.any(have[name][w == 0] != 0))'
 
 
 class NotReproducible(ValueError):
@@ -185,14 +188,15 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
     head = HEAD.format(doc=doc, imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
                        isolate=ISOLATE if isolate else "")
     call, expression = _call(s)
+    present, absent = (11, 10) if isolate else (1, 0)
     body = BODY.format(
         inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=", ".join(_var(n) for n in s.wrt),
-        expression=expression,
-        present=11 if isolate else 1, absent=10 if isolate else 0,
+        expression=expression, present=present,
         rule=info.rule or "(see the op's float64 reference)",
         want=", ".join([f'"forward": {literal(exp["forward"])}']
                        + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
-        atol=atol, rtol=rtol, exact_note=EXACT_NOTE if exact else "", exact_test=EXACT_TEST if exact else "")
+        close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=EXACT_NOTE if exact else "",
+        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent})")
     return head + call + body
 
 

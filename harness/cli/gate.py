@@ -161,7 +161,7 @@ def _check_args(args):
 
 
 def say(msg: str) -> None:
-    print(f"build_and_test: {msg}", file=sys.stderr, flush=True)
+    print(f"build_and_test: {msg}", flush=True)
 
 
 def gate_main(args, project: Project, scenarios) -> int:
@@ -329,7 +329,7 @@ def print_mlx_tests(doc: dict) -> None:
 
     from . import terminal
     c = terminal.console()
-    rows = [r for r in doc["rows"] if r["change"] in ("regression", "fixed", "changed", "missing")]
+    rows = [r for r in doc["rows"] if r["change"] in ("regression", "flaky", "fixed", "changed", "missing")]
     if rows:
         t = Table(title="MLX's own tests whose outcome changed")
         for col in ("suite", "test", "pristine", "patched", "change", "detail"):

@@ -7,7 +7,7 @@ import sys
 
 from .. import __version__
 from ..core.errors import UsageError
-from . import bundle, catalog, fuzz, native, options, replay, run, versions
+from . import bundle, catalog, fuzz, native, options, replay, run, validate, versions
 
 # name -> module, in the order `--help` lists them.
 SUBCOMMANDS = {
@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "versions": versions,
     "native": native,
     "bundle": bundle,
+    "validate": validate,
     "replay": replay,
 }
 
@@ -40,3 +41,7 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt:
         return options.interrupted("mlx-vjpcheck")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,12 +1,39 @@
 """Elementwise agreement checks (a small flat module, after jax public_test_util).
 
 Rule: pass iff shapes match exactly, and elementwise: where the expected value
-is finite, the observed value is finite and |observed - expected| <= atol +
-rtol * |expected|; where the expected value is non-finite (a reference at an
-infinite input, or a recorded value re-derived), the observed value is the
-same non-finite value (NaN for NaN, +inf for +inf, -inf for -inf). Each check
-keeps its worst element (error / tolerance; a non-finite mismatch has error
-inf) so the evidence says how close the nearest miss was.
+is finite, the observed value is finite and |observed - expected| <= tolerance;
+where the expected value is non-finite (a reference at an infinite input, or a
+recorded value re-derived), the observed value is the same non-finite value
+(NaN for NaN, +inf for +inf, -inf for -inf; for complex values, part by part).
+Each check keeps its worst element (error / tolerance; a non-finite mismatch
+has error inf) so the evidence says how close the nearest miss was.
+
+The tolerance of one element (the per-dtype model):
+
+    atol + rtol * |expected|  +  gamma(n + d, u) * magnitude
+
+* atol, rtol: the dtype's table below. For float32 and float64 this is the
+  whole allowance: catalog and fuzz values are small integers and dyadic
+  fractions, so float32 sums of products are exact and the table only absorbs
+  the last-bit rounding of the transcendental ops.
+* the accumulation term, for the half-precision dtypes (float16, bfloat16)
+  and ops declared `multilinear` only: MLX's kernels accumulate in the call's
+  own dtype (its CPU bfloat16 quantized matmul reads 61 for an exact 70), and
+  no fixed relative tolerance bounds that. Higham's bound for a sum computed
+  in any order, |fl(sum) - sum| <= gamma_k * sum |terms|, with
+  gamma_k = k u / (1 - k u) and u the dtype's unit roundoff, applies with
+  k = n + d: n the number of terms an output element sums (counted, per
+  element, from the float64 reference: cases/expected.py `accumulation`),
+  d = 2 f + 1 the roundings along one term's own path (f floating factors,
+  the cotangent included: one product rounding and one scaling or
+  dequantization rounding each, and the final cast). `magnitude` is
+  sum |terms| from the same count. Where k u >= 1/2 the bound says nothing
+  useful (it exceeds the magnitude itself): such a call is not judged (a
+  precision limit, never a pass).
+
+Complex values (complex64 calls) are compared by modulus, |observed -
+expected| against atol + rtol * |expected| with the float32 table, and
+recorded as [re, im] pairs with `"complex": true`.
 """
 from __future__ import annotations
 
@@ -24,30 +51,89 @@ TOLERANCE = {
 # forward divided by the step.
 FD_TOLERANCE = {"float32": (1e-3, 1e-3), "float16": (5e-2, 5e-2),
                 "bfloat16": (2e-1, 2e-1), "float64": (1e-8, 1e-8)}
+# complex64 is two float32 numbers: the float32 rows apply (to the modulus).
+PART = {"complex64": "float32"}
+# Unit roundoff (half an ulp of 1) of the dtypes the accumulation term applies to.
+UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+USEFUL = 0.5   # k u at or above this: the bound exceeds the magnitude, no verdict
 
 
 def tolerance(dtype: str, kind: str = "reference") -> tuple:
     table = FD_TOLERANCE if kind == "fd" else TOLERANCE
+    dtype = PART.get(dtype, dtype)
     if dtype not in table:
         raise ValueError(f"no tolerance for dtype {dtype!r}")
     return table[dtype]
 
 
-def _as_array(x):
-    return np.asarray(x, dtype=np.float64)
+def accumulates(dtype: str) -> bool:
+    """Whether the accumulation term applies to calls in this dtype."""
+    return dtype in UNIT_ROUNDOFF
 
 
-def errors(obs: np.ndarray, exp: np.ndarray, atol: float, rtol: float) -> tuple:
+def gamma(k, u: float):
+    """Higham's gamma_k = k u / (1 - k u), elementwise; inf where k u >= 1."""
+    ku = np.asarray(k, dtype=np.float64) * u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ku < 1.0, ku / np.where(ku < 1.0, 1.0 - ku, 1.0), np.inf)
+
+
+def accumulation(terms, magnitude, depth: int, dtype: str) -> dict:
+    """The accumulation record of one check (what compare adds to its tolerance)."""
+    return {"unit_roundoff": UNIT_ROUNDOFF[dtype], "depth": int(depth),
+            "terms": np.asarray(terms, dtype=np.int64).tolist(),
+            "magnitude": np.asarray(magnitude, dtype=np.float64).tolist()}
+
+
+def useful(acc: dict) -> bool:
+    """Whether an accumulation bound still says something (k u < 1/2 everywhere)."""
+    k = np.asarray(acc["terms"], dtype=np.float64) + acc["depth"]
+    return bool(np.all(k * acc["unit_roundoff"] < USEFUL))
+
+
+def allowance(acc: dict | None, shape) -> np.ndarray | float:
+    """gamma(n + d, u) * magnitude per element (0 without an accumulation record)."""
+    if not acc:
+        return 0.0
+    k = np.asarray(acc["terms"], dtype=np.float64) + acc["depth"]
+    mag = np.asarray(acc["magnitude"], dtype=np.float64)
+    if k.shape != tuple(shape) or mag.shape != tuple(shape):
+        raise ValueError(f"accumulation record of shape {mag.shape} for values of shape {tuple(shape)}")
+    with np.errstate(invalid="ignore"):
+        return np.where(mag == 0, 0.0, gamma(k, acc["unit_roundoff"]) * mag)
+
+
+def _as_array(x) -> np.ndarray:
+    arr = np.asarray(x)
+    return arr.astype(np.complex128) if np.iscomplexobj(arr) else np.asarray(x, dtype=np.float64)
+
+
+def _complex_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a` as complex when it is the [re, im] pair form of complex `b`'s shape."""
+    if np.iscomplexobj(a) or not np.iscomplexobj(b):
+        return a
+    if a.shape == b.shape + (2,):
+        return a[..., 0] + 1j * a[..., 1]
+    return a.astype(np.complex128) if a.shape == b.shape else a
+
+
+def errors(obs: np.ndarray, exp: np.ndarray, atol: float, rtol: float, extra=0.0) -> tuple:
     """(error, tolerance) per element. Matching non-finite values have error 0;
     a non-finite value on one side only, or a different one, has error inf."""
     finite = np.isfinite(exp)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(finite, np.abs(obs - np.where(finite, exp, 0.0)), 0.0)
         err = np.where(finite & ~np.isfinite(obs), np.inf, err)
-        same = (np.isnan(obs) & np.isnan(exp)) | (obs == exp)
-        err = np.where(~finite & ~same, np.inf, err)
-        tol = atol + rtol * np.where(finite, np.abs(exp), 0.0)
-    return err, tol
+        err = np.where(~finite & ~_same_nonfinite(obs, exp), np.inf, err)
+        tol = atol + rtol * np.where(finite, np.abs(exp), 0.0) + extra
+    return np.asarray(err, dtype=np.float64), np.asarray(tol, dtype=np.float64)
+
+
+def _same_nonfinite(obs, exp):
+    if np.iscomplexobj(obs) or np.iscomplexobj(exp):
+        o, e = np.asarray(obs, dtype=np.complex128), np.asarray(exp, dtype=np.complex128)
+        return _same_nonfinite(o.real, e.real) & _same_nonfinite(o.imag, e.imag)
+    return (np.isnan(obs) & np.isnan(exp)) | (obs == exp)
 
 
 def _worst(err: np.ndarray, tol: np.ndarray) -> tuple:
@@ -56,17 +142,33 @@ def _worst(err: np.ndarray, tol: np.ndarray) -> tuple:
     return np.unravel_index(int(np.argmax(ratio)), err.shape)
 
 
-def compare(name: str, observed, expected, atol: float, rtol: float, kind="reference") -> dict:
+def _written(arr: np.ndarray) -> list:
+    """Values as the results schema writes them: complex as [re, im] pairs."""
+    if np.iscomplexobj(arr):
+        return np.stack([arr.real, arr.imag], axis=-1).tolist()
+    return arr.tolist()
+
+
+def compare(name: str, observed, expected, atol: float, rtol: float, kind="reference",
+            acc: dict | None = None) -> dict:
+    """One check. `acc`: the accumulation record (see the module text) whose
+    allowance is added to the tolerance; recorded with the check."""
     obs, exp = _as_array(observed), _as_array(expected)
+    obs, exp = _complex_pair(obs, exp), _complex_pair(exp, obs)
+    cplx = bool(np.iscomplexobj(obs) or np.iscomplexobj(exp))
     rec = {"name": name, "kind": kind, "atol": atol, "rtol": rtol,
            "observed_shape": list(obs.shape), "expected_shape": list(exp.shape),
-           "observed": obs.tolist(), "expected": exp.tolist(),
+           "observed": _written(obs), "expected": _written(exp),
            "worst_index": None, "worst_error": None, "worst_tolerance": None}
+    if cplx:
+        rec["complex"] = True
+    if acc:
+        rec["accumulation"] = acc
     if obs.shape != exp.shape:
         return dict(rec, passed=False, reason=f"shape {obs.shape} != {exp.shape}")
     if obs.size == 0:
         return dict(rec, passed=True, reason="empty")
-    err, tol = errors(obs, exp, atol, rtol)
+    err, tol = errors(obs, exp, atol, rtol, allowance(acc, exp.shape))
     worst = _worst(err, tol)
     bad = err > tol
     ok = not bool(np.any(bad))
@@ -79,10 +181,15 @@ def compare(name: str, observed, expected, atol: float, rtol: float, kind="refer
 
 def shaped(values, shape) -> np.ndarray:
     """Recorded values as an array of their recorded shape: nested lists lose
-    trailing zero-size axes ((1, 0, 1) is written [[]]), the shape keeps them."""
+    trailing zero-size axes ((1, 0, 1) is written [[]]), the shape keeps them;
+    [re, im] pairs one axis deeper than the shape are complex values."""
     arr = _as_array(values)
-    if isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape) \
-            and arr.size == int(np.prod(shape, dtype=np.int64)) and list(arr.shape) != shape:
+    if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
+        return arr
+    n = int(np.prod(shape, dtype=np.int64))
+    if n and arr.shape == tuple(shape) + (2,):
+        return arr[..., 0] + 1j * arr[..., 1]
+    if arr.size == n and list(arr.shape) != shape:
         return arr.reshape(shape)
     return arr
 
@@ -93,4 +200,4 @@ def recheck(rec: dict) -> dict:
         return dict(rec)
     return compare(rec["name"], shaped(rec["observed"], rec.get("observed_shape")),
                    shaped(rec["expected"], rec.get("expected_shape")), rec["atol"], rec["rtol"],
-                   rec.get("kind", "reference"))
+                   rec.get("kind", "reference"), acc=rec.get("accumulation"))

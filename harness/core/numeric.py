@@ -18,9 +18,22 @@ The stated bound: a reference gradient is returned only when every
 coordinate's estimated error is at most ACCURACY * (1 + |value|), i.e. at
 least 1e4 times tighter than the float32 tolerance (3e-5) the MLX gradient is
 judged by; otherwise ReferenceUndecided is raised and the case is not judged.
-tests/test_numeric.py checks the bound against exact derivatives.
+A non-finite estimate is undecided too. tests/core/test_numeric.py checks the
+bound against exact derivatives.
 Non-smooth ops (max, sort, abs) need inputs whose kinks are farther than
 H0 from every coordinate; their generators keep values apart by >= 1.
+
+Complex operands or outputs (complex64 calls, complex128 here) follow MLX's
+convention (running/execute.py states it): the gradient of a call with
+cotangent g is the real gradient of L(z) = Re sum(conj(g) * f(z)) packed as
+dL/dRe z + i dL/dIm z. It is assembled from central differences of L along
+each coordinate's real and imaginary directions (the complex step needs a
+real input, so it is not used there), within the same bound.
+
+`directional(F)` is the same machinery for an array-valued F(t): dF/dt at
+t = 0, elementwise, within the same bound. It gives the second-order and
+forward-mode references: J u = d/dt f(x + t u) and the Hessian-vector product
+H u = d/dt J(x + t u)^T g (cases/expected.py).
 """
 from __future__ import annotations
 
@@ -46,6 +59,11 @@ def _phi(forward, inputs, name, flat_index, g, t):
     return np.sum(g * y)
 
 
+def pairing(g, y) -> float:
+    """Re sum(conj(g) * y): the real pairing of a cotangent with an output."""
+    return float(np.real(np.sum(np.conj(g) * y)))
+
+
 def _complex_step(forward, inputs, name, i, g) -> tuple:
     """A reference that drops the imaginary part (a cast to float64, abs, max)
     would give 0 silently: casts raise here, and a plain central difference
@@ -62,19 +80,71 @@ def _complex_step(forward, inputs, name, i, g) -> tuple:
     return value, 0.0
 
 
-def _richardson(forward, inputs, name, i, g) -> tuple:
-    """(estimate, estimated error) of phi'(0)."""
-    table, scale = [], 0.0
-    for k in range(LEVELS):
+def richardson(fn, levels: int = LEVELS) -> tuple:
+    """(estimate, estimated error) of F'(0), elementwise, for F(t) -> array
+    (real or complex): central differences at H0 / 2^k, k < levels, combined
+    by Richardson extrapolation; error |T_last - T_before| plus rounding.
+
+    A kink at t = 0 (ties, |x| at 0, a clamp at its bound) makes every central
+    difference the average of the two one-sided slopes, which extrapolates
+    cleanly to a number that is no derivative. It shows in the second difference
+    over the step, a(h) = (F(h) - 2 F(0) + F(-h)) / h: h F''(0) for a smooth F
+    (halving with h), the jump in slope at a kink (not shrinking). Where
+    |a(h_min)| > 3/4 |a(2 h_min)| and above the bound, the error is inf."""
+    table, scale, bends = [], 0.0, []
+    centre = np.asarray(fn(0.0))
+    for k in range(levels):
         h = H0 / 2 ** k
-        plus, minus = (float(_phi(forward, inputs, name, i, g, s * h)) for s in (1.0, -1.0))
-        scale = max(scale, abs(plus), abs(minus))
-        row = [(plus - minus) / (2 * h)]
-        for j in range(1, k + 1):   # error terms h^2, h^4, ...: eliminate one per column
-            row.append(row[j - 1] + (row[j - 1] - table[k - 1][j - 1]) / (4 ** j - 1))
+        plus, minus = (np.asarray(fn(s * h)) for s in (1.0, -1.0))
+        with np.errstate(invalid="ignore", over="ignore"):
+            scale = np.maximum(scale, np.maximum(np.abs(plus), np.abs(minus)))
+            bends.append(np.abs(plus - 2 * centre + minus) / h)
+            row = [(plus - minus) / (2 * h)]
+            for j in range(1, k + 1):   # error terms h^2, h^4, ...: eliminate one per column
+                row.append(row[j - 1] + (row[j - 1] - table[k - 1][j - 1]) / (4 ** j - 1))
         table.append(row)
-    rounding = 16 * np.finfo(np.float64).eps * scale / (H0 / 2 ** (LEVELS - 1))
-    return table[-1][-1], abs(table[-1][-1] - table[-2][-1]) + rounding
+    rounding = 16 * np.finfo(np.float64).eps * scale / (H0 / 2 ** (levels - 1))
+    value = table[-1][-1]
+    with np.errstate(invalid="ignore"):
+        err = np.abs(value - table[-2][-1]) + rounding
+        kink = (bends[-1] > 0.75 * bends[-2]) & (bends[-1] > ACCURACY * (1.0 + np.abs(value)))
+        return value, np.where(kink, np.inf, err)
+
+
+def _richardson(forward, inputs, name, i, g, direction=1.0) -> tuple:
+    """(estimate, estimated error) of phi'(0), phi the real pairing along `direction`."""
+    def phi(t):
+        x = inputs[name]
+        bumped = x.astype(np.result_type(x.dtype, type(direction))).copy()
+        bumped.reshape(-1)[i] += t * direction
+        return pairing(g, forward(dict(inputs, **{name: bumped})))
+    value, err = richardson(phi)
+    return float(value), float(err)
+
+
+def decided(value, err, what: str) -> np.ndarray:
+    """`value` when every element is within the stated bound, else ReferenceUndecided."""
+    value, err = np.asarray(value), np.asarray(err)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(value) | ~(err <= ACCURACY * (1.0 + np.abs(value)))
+    if np.any(bad):
+        k = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape)) if bad.ndim else ()
+        v = np.asarray(value)[k]
+        shown = f"{float(v.real):.6g}" if not np.iscomplexobj(v) or v.imag == 0 else f"{complex(v):.6g}"
+        raise ReferenceUndecided(
+            f"float64 differences for {what}{list(k) if k else ''} have estimated error "
+            f"{float(np.asarray(err)[k]):.3g} on {shown} (a kink, or above {ACCURACY:g} x (1 + |value|), "
+            "or not finite): the reference cannot judge this case")
+    return value
+
+
+def directional(fn, what: str = "a directional derivative", *, polynomial: bool = False) -> np.ndarray:
+    """dF/dt at t = 0 for F(t) -> array, within the stated bound (else ReferenceUndecided).
+    `polynomial`: F is a polynomial in t (a multilinear op, or its VJP, along a
+    line), so two levels suffice: up to degree 2 the central differences are
+    exact and the error estimate is rounding alone; a higher degree shows in the
+    estimate and is refused, as anything else beyond the bound."""
+    return decided(*richardson(fn, 2 if polynomial else LEVELS), what)
 
 
 def vjp_by_differences(forward, inputs: dict, g, wrt, *, analytic: bool = False) -> dict:
@@ -83,8 +153,11 @@ def vjp_by_differences(forward, inputs: dict, g, wrt, *, analytic: bool = False)
     `forward(inputs) -> ndarray` is the op's float64 reference with the index
     arguments bound; `inputs` maps operand names to float64 (or int64) arrays.
     Raises ReferenceUndecided when the estimated error exceeds the bound."""
-    g = np.asarray(g, dtype=np.float64)
+    g = np.asarray(g)
+    g = g.astype(np.complex128) if np.iscomplexobj(g) else g.astype(np.float64)
     inputs = {k: np.asarray(v) for k, v in inputs.items()}
+    if np.iscomplexobj(g) or any(np.iscomplexobj(inputs[n]) for n in wrt):
+        return _complex_vjp(forward, inputs, g, wrt)
     one = _complex_step if analytic else _richardson
     out = {}
     for name in wrt:
@@ -93,10 +166,23 @@ def vjp_by_differences(forward, inputs: dict, g, wrt, *, analytic: bool = False)
         grad = np.zeros(x.size)
         for i in range(x.size):
             value, err = one(forward, base, name, i, g)
-            grad[i] = value
-            if err > ACCURACY * (1.0 + abs(value)):
-                raise ReferenceUndecided(
-                    f"float64 differences for d{name}[{i}] have estimated error {err:.3g}, above "
-                    f"{ACCURACY:g} x (1 + |{value:.6g}|): the reference cannot judge this case")
+            grad[i] = decided(value, err, f"d{name}[{i}]")
+        out[name] = grad.reshape(x.shape)
+    return out
+
+
+def _complex_vjp(forward, inputs, g, wrt) -> dict:
+    """MLX's convention: dL/dRe z + i dL/dIm z, L = Re sum(conj(g) * f(z)); a real
+    operand gets the real part only."""
+    out = {}
+    for name in wrt:
+        x = np.asarray(inputs[name])
+        base = dict(inputs, **{name: x})
+        parts = (1.0, 1j) if np.iscomplexobj(x) else (1.0,)
+        grad = np.zeros(x.size, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
+        for i in range(x.size):
+            for d in parts:
+                value, err = _richardson(forward, base, name, i, g, d)
+                grad[i] += d * decided(value, err, f"d{name}[{i}]{'.imag' if d == 1j else ''}")
         out[name] = grad.reshape(x.shape)
     return out

@@ -35,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from ..core import jsonio
-from . import paths
+from . import paths, strict
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
@@ -85,13 +85,14 @@ def test_name(record: dict, source: str) -> str:
 def tests(files: dict) -> tuple:
     """(passedTests, failedTests): one name per results record (by its status) and
     per fuzz finding record (a finding is a confirmed failure, whatever else it says)."""
+    files = strict.as_files(files)
     passed, failed = [], []
     for source in _results_files(files):
-        for rec in _records(jsonio.member(files, source)):
+        for rec in _records(strict.member(files, source)):
             if isinstance(rec, dict):
                 (passed if rec.get("status") == "pass" else failed).append(test_name(rec, source))
     for source in _finding_files(files):
-        failed += [test_name(rec, source) for rec in _records(jsonio.member(files, source)) if isinstance(rec, dict)]
+        failed += [test_name(rec, source) for rec in _records(strict.member(files, source)) if isinstance(rec, dict)]
     return sorted(passed), sorted(failed)
 
 
@@ -126,9 +127,10 @@ def _descriptor(version: str, commit, digest, version_from) -> dict:
 
 def configuration(files: dict, bundler_version: str) -> list:
     """The ResourceDescriptors of the harness (and catalog) that produced the records."""
+    files = strict.as_files(files)
     recorded = {}
     for name in _results_files(files):
-        prov = _provenance(jsonio.member(files, name))
+        prov = _provenance(strict.member(files, name))
         if prov is not None:
             recorded.setdefault(prov, []).append(name)
     if not recorded:
@@ -158,6 +160,7 @@ def well_formed_url(url) -> bool:
 
 
 def predicate(files: dict, bundler_version: str, url: str | None = None) -> dict:
+    files = strict.as_files(files)
     passed, failed = tests(files)
     out = {"result": result(passed, failed), "configuration": configuration(files, bundler_version)}
     if url is not None:

@@ -22,7 +22,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import manifest, safezip
+from . import manifest, safezip, strict
 
 
 class BadInput(Exception):
@@ -32,19 +32,54 @@ class BadInput(Exception):
 @dataclass
 class Evidence:
     source: str
-    files: dict                                   # posix relative path -> bytes
+    files: dict                                   # posix relative path -> bytes (strict.Files)
     problems: list = field(default_factory=list)  # unsafe entries: refuse the lot
 
+    def __post_init__(self):
+        if not isinstance(self.files, strict.Files):
+            self.files = strict.Files(self.files)
 
-def _walk_error(problems: list, root: Path):
-    def onerror(e: OSError) -> None:
-        where = os.path.relpath(e.filename, root) if e.filename else str(root)
-        problems.append(f"cannot list {Path(where).as_posix()!r} ({e.strerror or type(e).__name__})")
-    return onerror
+
+MAX_DIR_DEPTH = 32   # folders inside the evidence (honest evidence: 4 levels at most)
+
+
+def _entries(root: Path, problems: list):
+    """(relative path, full path, lstat) of everything under root, depth first and sorted,
+    without recursion (a tree 1,200 folders deep is refused, not a crash); symlinks are
+    reported, never followed."""
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as e:
+            where = Path(os.path.relpath(folder, root)).as_posix()
+            problems.append(f"cannot list {where!r} ({e.strerror or type(e).__name__})")
+            continue
+        below = []
+        for name in names:
+            full = os.path.join(folder, name)
+            rel = Path(os.path.relpath(full, root)).as_posix()
+            bad = _bad_name(name)
+            if bad:
+                problems.append(f"{bad} in name {ascii(rel)}")
+                continue
+            try:
+                st = os.lstat(full)
+            except OSError as e:
+                problems.append(f"cannot read {rel!r} ({e.strerror or type(e).__name__})")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth + 1 >= MAX_DIR_DEPTH:
+                    problems.append(f"folder {ascii(rel[:200])} lies more than {MAX_DIR_DEPTH} levels deep")
+                    continue
+                below.append((full, depth + 1))
+            yield rel, full, st
+        stack.extend(reversed(below))
 
 
 def _bad_name(name: str) -> str | None:
-    """Why a file name cannot be evidence: bytes that are not UTF-8 (os.walk hands them
+    """Why a file name cannot be evidence: bytes that are not UTF-8 (os.listdir hands them
     over as surrogates, which no terminal can print) or a control character."""
     if any(0xDC80 <= ord(c) <= 0xDCFF for c in name):
         return "bytes that are not UTF-8"
@@ -55,40 +90,23 @@ def _bad_name(name: str) -> str | None:
 def _survey(root: Path) -> tuple:
     """([(relative path, full path, size)], problems) from metadata alone (lstat)."""
     found, problems, seen = [], [], 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=_walk_error(problems, root)):
-        dirnames.sort()
-        for name in list(dirnames) + sorted(filenames):
-            seen += 1   # folders count, as a zip's folder entries do
-            if seen > safezip.MAX_ENTRIES:
-                return found, problems + [f"more than {safezip.MAX_ENTRIES} entries (limit {safezip.MAX_ENTRIES})"]
-            full = os.path.join(dirpath, name)
-            rel = Path(os.path.relpath(full, root)).as_posix()
-            bad = _bad_name(name)
-            if bad:
-                problems.append(f"{bad} in name {ascii(rel)}")
-                if name in dirnames:
-                    dirnames.remove(name)
-                continue
-            try:
-                st = os.lstat(full)
-            except OSError as e:
-                problems.append(f"cannot read {rel!r} ({e.strerror or type(e).__name__})")
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                problems.append(f"symlink {rel!r} (to {ascii(_link_target(full))})")
-                if name in dirnames:
-                    dirnames.remove(name)
-            elif stat.S_ISDIR(st.st_mode):
-                continue
-            elif not stat.S_ISREG(st.st_mode):
-                problems.append(f"special file {rel!r}")
-            elif st.st_nlink > 1:
-                problems.append(f"file {rel!r} has {st.st_nlink} hard links (its contents are shared "
-                                "with a file outside the evidence; copy the directory to break them)")
-            elif st.st_size > safezip.MAX_ENTRY:
-                problems.append(f"file {rel!r} is {st.st_size} bytes (limit {safezip.MAX_ENTRY})")
-            else:
-                found.append((rel, full, st.st_size))
+    for rel, full, st in _entries(root, problems):
+        seen += 1   # folders count, as a zip's folder entries do
+        if seen > safezip.MAX_ENTRIES:
+            return found, problems + [f"more than {safezip.MAX_ENTRIES} entries (limit {safezip.MAX_ENTRIES})"]
+        if stat.S_ISLNK(st.st_mode):
+            problems.append(f"symlink {rel!r} (to {ascii(_link_target(full))})")
+        elif stat.S_ISDIR(st.st_mode):
+            continue
+        elif not stat.S_ISREG(st.st_mode):
+            problems.append(f"special file {rel!r}")
+        elif st.st_nlink > 1:
+            problems.append(f"file {rel!r} has {st.st_nlink} hard links (its contents are shared "
+                            "with a file outside the evidence; copy the directory to break them)")
+        elif st.st_size > safezip.MAX_ENTRY:
+            problems.append(f"file {rel!r} is {st.st_size} bytes (limit {safezip.MAX_ENTRY})")
+        else:
+            found.append((rel, full, st.st_size))
     total = sum(size for _, _, size in found)
     if total > safezip.MAX_TOTAL:
         problems.append(f"directory holds {total} bytes in all (limit {safezip.MAX_TOTAL})")

@@ -4,6 +4,13 @@ Entries are vetted from the central directory before a single byte is
 inflated, and accepted entries are read into memory under hard caps, so
 validating a bundle writes nothing to disk and runs nothing from it.
 
+Every byte of the file must belong to the archive: the entries (each local
+header, its data and any data descriptor) follow each other from byte 0, the
+central directory follows the last of them and its end record closes the file.
+A shell script in front of the zip (a polyglot that runs as one thing and
+unpacks as another), bytes between entries or a trailing comment are refused:
+the hash of such a file would cover content no check looks at.
+
 Names are vetted as the archive spells them, not as zipfile reports them:
 zipfile cuts a name at its first NUL byte (`results.json\0../../evil` reads as
 `results.json`), so the raw bytes of every name are read again from the
@@ -12,6 +19,7 @@ or control character is a reason to refuse the archive.
 """
 from __future__ import annotations
 
+import os
 import re
 import stat
 import struct
@@ -92,7 +100,9 @@ def entry_problem(info: zipfile.ZipInfo) -> str | None:
 
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")   # central directory file header, 46 bytes
 _LOCAL = struct.Struct("<4s2B4HL2L2H")        # local file header, 30 bytes
-_CENTRAL_SIG, _LOCAL_SIG = b"PK\x01\x02", b"PK\x03\x04"
+_END = struct.Struct("<4s4H2LH")               # end of central directory record, 22 bytes
+_CENTRAL_SIG, _LOCAL_SIG, _END_SIG = b"PK\x01\x02", b"PK\x03\x04", b"PK\x05\x06"
+_DESCRIPTOR_SIG = b"PK\x07\x08"
 _UTF8_NAME = 0x800
 
 
@@ -155,6 +165,38 @@ def _name_problem(fh, info, raw: bytes, flags: int) -> str | None:
         return f"entry {shown!r}: no local header at the offset the central directory gives"
     if local_raw != raw:
         return f"entry {shown!r} is named {local_raw!r} in its local header (central directory: {raw!r})"
+    return None
+
+
+def _entry_end(fh, info) -> int:
+    """Where an entry's bytes end: local header, name, extra field, data, descriptor."""
+    local = _LOCAL.unpack(_read_exact(fh, info.header_offset, _LOCAL.size))
+    end = info.header_offset + _LOCAL.size + local[10] + local[11] + info.compress_size
+    if info.flag_bits & 0x8:   # a data descriptor follows the data, with or without its signature
+        fh.seek(end)
+        end += 16 if fh.read(4) == _DESCRIPTOR_SIG else 12
+    return end
+
+
+def coverage(fh, infos: list, start_dir: int, size: int) -> str | None:
+    """Why some bytes of the file belong to no entry, directory or end record (None: none do)."""
+    try:
+        end_record = _END.unpack(_read_exact(fh, size - _END.size, _END.size))
+    except (ValueError, struct.error, OSError):
+        return "the file does not end with a zip end-of-directory record"
+    if end_record[0] != _END_SIG or end_record[7]:
+        return "bytes after the zip's end-of-directory record (a comment or appended data)"
+    offset = 0
+    try:
+        for info in sorted(infos, key=lambda i: i.header_offset):
+            if info.header_offset != offset:
+                return (f"{info.header_offset - offset} bytes before entry {info.filename!r} belong to no entry"
+                        if info.header_offset > offset else f"entry {info.filename!r} overlaps the one before it")
+            offset = _entry_end(fh, info)
+    except (ValueError, struct.error, OSError):
+        return "an entry's local header is missing or truncated"
+    if start_dir != offset or end_record[6] != offset or end_record[5] + offset != size - _END.size:
+        return "bytes between the entries, the central directory and its end record belong to none of them"
     return None
 
 
@@ -221,9 +263,10 @@ def read(path) -> tuple:
         try:
             with open(path, "rb") as fh:
                 names = raw_names(fh, zf.start_dir, infos)
+                outside = coverage(fh, infos, zf.start_dir, os.fstat(fh.fileno()).st_size)
         except OSError as e:
             raise NotAZip(f"{path}: cannot read ({e.strerror or e})") from None
-        problems = vet(infos, names)
+        problems = ([outside] if outside else []) + vet(infos, names)
         if problems:
             return {}, problems
         files = {}

@@ -20,8 +20,8 @@ import re
 
 import numpy as np
 
-from ..core import jsonio, verdict
-from . import paths, probes
+from ..core import verdict
+from . import paths, probes, strict
 
 NAME = paths.SUMMARY
 SAFE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,:/-]*$")
@@ -90,7 +90,7 @@ def record_row(rec: dict) -> list:
 def _environment(files: dict) -> list:
     out = []
     for name in sorted(n for n in files if paths.basename(n) == paths.ENVIRONMENT):
-        env = jsonio.member(files, name)
+        env = strict.member(files, name)
         if not isinstance(env, dict):
             continue
         rows = [[code(k), code(json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v)]
@@ -102,7 +102,7 @@ def _environment(files: dict) -> list:
 def _run_tables(files: dict, result_names: list) -> list:
     out = []
     for name in result_names:
-        data = jsonio.member(files, name)
+        data = strict.member(files, name)
         if not isinstance(data, dict) or not isinstance(data.get("records"), list):
             continue
         s = data.get("summary") if isinstance(data.get("summary"), dict) else {}
@@ -123,13 +123,13 @@ def _statuses(data) -> dict:
 
 
 def _pristine_vs_patched(files: dict, folder: str) -> list:
-    comp = jsonio.member(files, folder + paths.COMPARISON)
+    comp = strict.member(files, folder + paths.COMPARISON)
     if isinstance(comp, dict) and isinstance(comp.get("rows"), list):
         rows = [[code(r.get("scenario")), code(r.get("device")), code(r.get("pristine")), code(r.get("patched"))]
                 for r in comp["rows"] if isinstance(r, dict)]
     else:
-        pri = _statuses(jsonio.member(files, folder + paths.results_for("pristine")))
-        pat = _statuses(jsonio.member(files, folder + paths.results_for("patched")))
+        pri = _statuses(strict.member(files, folder + paths.results_for("pristine")))
+        pat = _statuses(strict.member(files, folder + paths.results_for("patched")))
         rows = [[code(k[0]), code(k[1]), code(pri.get(k, "-")), code(pat.get(k, "-"))]
                 for k in sorted(set(pri) | set(pat), key=str)]
     return [f"## Pristine vs patched ({code(folder or './')})", ""] + \
@@ -137,7 +137,7 @@ def _pristine_vs_patched(files: dict, folder: str) -> list:
 
 
 def _findings(files: dict, name: str) -> list:
-    index = jsonio.member(files, name)
+    index = strict.member(files, name)
     rows = [[code(e.get("signature")), code(e.get("scenario_name")), code(e.get("oracle")), code(e.get("kind")),
              code(e.get("device"))] for e in index or [] if isinstance(e, dict)]
     return [f"## Fuzz findings: {code(name)}", "", f"{len(rows)} findings; each has a record file and a "
@@ -146,7 +146,7 @@ def _findings(files: dict, name: str) -> list:
 
 
 def _versions(files: dict, name: str) -> list:
-    doc = jsonio.member(files, name)
+    doc = strict.member(files, name)
     if not isinstance(doc, dict):
         return []
     ids = [p.get("id") for p in doc.get("probes") or [] if isinstance(p, dict)]
@@ -178,7 +178,7 @@ def _install_line(env) -> str:
 
 
 def _run_command(files: dict, name: str) -> list:
-    data = jsonio.member(files, name)
+    data = strict.member(files, name)
     if not isinstance(data, dict) or paths.basename(name) != paths.RESULTS:
         return []
     devices = (data.get("summary") or {}).get("devices") if isinstance(data.get("summary"), dict) else None
@@ -188,7 +188,7 @@ def _run_command(files: dict, name: str) -> list:
 
 
 def _native_command(files: dict, folder: str) -> list:
-    env = jsonio.member(files, folder + paths.ENVIRONMENT)
+    env = strict.member(files, folder + paths.ENVIRONMENT)
     native = env.get("native") if isinstance(env, dict) and isinstance(env.get("native"), dict) else {}
     opt = native.get("opt") if native.get("opt") in ("O0", "as-built") else "as-built"
     where = folder + paths.COMMANDS if SAFE_PATH.match(folder + paths.COMMANDS) else paths.COMMANDS
@@ -206,7 +206,7 @@ def _seconds(x) -> str | None:
 
 
 def _fuzz_command(files: dict, name: str) -> list:
-    c = jsonio.member(files, name)
+    c = strict.member(files, name)
     if not isinstance(c, dict) or _int(c.get("seed")) is None or _seconds(c.get("budget_s")) is None:
         return []
     device = c.get("device") if c.get("device") in ("cpu", "gpu") else "cpu"
@@ -215,7 +215,7 @@ def _fuzz_command(files: dict, name: str) -> list:
 
 
 def _versions_command(files: dict, name: str) -> list:
-    doc = jsonio.member(files, name)
+    doc = strict.member(files, name)
     if not isinstance(doc, dict):
         return []
     rng = doc.get("range") if isinstance(doc.get("range"), dict) else {}
@@ -230,7 +230,7 @@ def _reproducers(files: dict) -> list:
     """Only the reproducers a findings index lists, with safe paths that exist."""
     out = []
     for name in sorted(n for n in files if paths.basename(n) == paths.FINDINGS):
-        for e in jsonio.member(files, name) or []:
+        for e in strict.member(files, name) or []:
             rel = (e.get("files") or {}).get("reproducer") if isinstance(e, dict) else None
             path = paths.folder(name) + str(rel) if isinstance(rel, str) else ""
             if path in files and SAFE_PATH.match(path) and path.endswith("_repro.py") and ".." not in path:
@@ -272,6 +272,7 @@ def _probes(files: dict) -> list:
 
 
 def render(files: dict) -> str:
+    files = strict.as_files(files)
     results_names = sorted(n for n in files if paths.is_results(n))
     native = sorted({paths.folder(n) for n in files if paths.basename(n) == paths.COMPARISON})
     lines = ["# Evidence summary", "",

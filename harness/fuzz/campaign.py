@@ -1,5 +1,15 @@
 """Run a campaign in this process (with one crash-isolated worker) or as
-shards in parallel processes, and write its out dir."""
+shards in parallel processes, and write its out dir.
+
+Each finding's minimal case is measured once more in the worker before it is
+written, and its checks say which of their values came back the same
+(`deterministic`, running/execute.py mark_determinism): memory read past a
+buffer changes between runs, and replay must know which values it can hold
+the finding to. Ctrl-C (or SIGTERM) only raises a flag (`STOP`), which the
+campaign reads between cases: an interrupt can never be swallowed where it
+lands (a garbage-collector callback, hypothesis's internals), and the
+campaign always records that it was interrupted.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -7,14 +17,34 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-from ..evidence import paths
+from ..evidence import campaigns, paths
+from ..running import execute
 from . import database, findings, pool, search, targets
 
-SCHEMA = "mlx-vjpcheck/fuzz-campaign/1"
+SCHEMA = campaigns.SCHEMA
 DTYPES = ("float32", "float16", "bfloat16")
+STOP = threading.Event()   # set by the interrupt handler; read between cases
+
+
+def on_interrupt(signum, frame):
+    """SIGINT / SIGTERM handler: the first asks the campaign to stop after the case
+    it is running (its findings are kept); a second one stops at once."""
+    if STOP.is_set():
+        raise KeyboardInterrupt
+    STOP.set()
+
+
+def _checked(run_case):
+    """run_case that ends the search, from an ordinary frame, once STOP is set."""
+    def run(s, n):
+        if STOP.is_set():
+            raise KeyboardInterrupt
+        return run_case(s, n)
+    return run
 CLI = __name__.split(".")[0] + ".cli"   # shards run `python -m <package>.cli fuzz ...`
 
 
@@ -42,24 +72,52 @@ def fd_seed(s) -> int:
     return int(s.name.rsplit("/", 1)[-1][:12], 16)
 
 
-def _tee(on_event, on_finding):
+def remeasure(worker, f) -> None:
+    """Measure a finding's minimal case once more and mark, per check, whether the
+    second measurement agreed (running/execute.py): replay compares what did."""
+    s = f.scenario_obj()
+    again = worker.run(s, fd_seed(s))
+    execute.mark_determinism(f.record, again.record or {})
+
+
+def _tee(on_event, on_finding, worker):
     def event(kind, payload):
-        if kind == "finding" and on_finding is not None:
-            on_finding(payload)
+        if kind == "finding":
+            remeasure(worker, payload)
+            if on_finding is not None:
+                on_finding(payload)
         on_event(kind, payload)
     return event
 
 
-def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet, on_finding=None) -> dict:
-    """One campaign. Ctrl-C ends it early: what was found is returned, marked interrupted."""
+def _hypothesis_version() -> str:
+    import hypothesis
+    return hypothesis.__version__
+
+
+def finish(info: dict) -> dict:
+    """How the campaign ended and whether it can be run again to the same findings
+    (evidence/campaigns.py: the rule the validator re-derives)."""
+    info["interrupted"] = bool(info.get("interrupted")) or STOP.is_set()
+    shards = info.get("shard_stats") or [info["stats"]]
+    ends = {campaigns.ended_by(info["interrupted"], st["cases"], info.get("max_cases")) for st in shards}
+    info["ended_by"] = "interrupt" if "interrupt" in ends else ("time" if "time" in ends else "cases")
+    info["replayable"] = campaigns.replayable(info)
+    return info
+
+
+def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet, on_finding=None,
+               dtypes=None) -> dict:
+    """One campaign. Ctrl-C ends it early: what was found is returned, marked interrupted.
+    `dtypes` (replay of a campaign): the recorded ones instead of probing this MLX."""
     t0 = time.monotonic()
     with pool.Worker(device) as w:
-        dtypes = supported_dtypes(w, ops)
+        dtypes = dtypes or supported_dtypes(w, ops)
         setup_s = time.monotonic() - t0
         with display(budget_s) as on_event:
-            camp = search.Campaign(lambda s, n: w.run(s, fd_seed(s)), ops, dtypes, seed=seed,
+            camp = search.Campaign(_checked(lambda s, n: w.run(s, fd_seed(s))), ops, dtypes, seed=seed,
                                    budget_s=budget_s, max_cases=max_cases,
-                                   db=database.open_db(db_path), on_event=_tee(on_event, on_finding),
+                                   db=database.open_db(db_path), on_event=_tee(on_event, on_finding, w),
                                    device=device)
             found = camp.run()
     st = camp.stats
@@ -67,7 +125,7 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet, o
     started_at = time.time() - elapsed
     info = {"schema": SCHEMA, "seed": seed, "seeds": [seed], "budget_s": budget_s, "max_cases": max_cases,
             "device": device, "ops": ops, "dtypes": dtypes, "shards": 1, "setup_s": round(setup_s, 3),
-            "started_at": started_at,
+            "started_at": started_at, "hypothesis": _hypothesis_version(),
             "database": None if str(db_path).lower() == "none" else str(db_path),
             "stats": {"cases": st.cases, "passed": st.passed, "failed": st.failed,
                       "invalid": st.invalid, "unconfirmed": st.unconfirmed,
@@ -77,7 +135,7 @@ def run_single(ops, device, seed, budget_s, max_cases, db_path, display=quiet, o
                       "per_op": st.per_op},
             "unconfirmed_samples": st.unconfirmed_samples, "interrupted": camp.interrupted,
             "from_database": sorted(f.signature for f in found if f.from_database)}
-    return {"findings": found, "campaign": info}
+    return {"findings": found, "campaign": finish(info)}
 
 
 def _shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, out):
@@ -87,30 +145,45 @@ def _shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, out):
     return cmd + (["--max-examples", str(max_cases)] if max_cases else [])
 
 
+def _wait(procs) -> list:
+    """Each shard's (stdout, stderr), forwarding an interrupt (STOP) to the shards once:
+    each keeps what it found and exits 130."""
+    forwarded = False
+    while any(p.poll() is None for p in procs):
+        if STOP.is_set() and not forwarded:
+            forwarded = True
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+    return [p.communicate() for p in procs]
+
+
 def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet) -> dict:
     """N campaigns with seeds seed..seed+n-1 in parallel processes, merged by signature."""
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="vjpcheck-shards-") as tmp:
         outs = [Path(tmp) / f"shard-{i}" for i in range(n)]
+        errs = [tempfile.TemporaryFile(mode="w+") for _ in range(n)]   # a full pipe would stall a shard
         procs = [subprocess.Popen(_shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, o),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  stdout=subprocess.DEVNULL, stderr=errs[i], text=True,
                                   cwd=pool.ROOT) for i, o in enumerate(outs)]
-        interrupted = False
-        with display(budget_s) as on_event:
-            try:
-                results = [p.communicate() for p in procs]
-            except KeyboardInterrupt:   # each shard keeps what it found and exits 130
-                interrupted = True
-                for p in procs:
-                    if p.poll() is None:
-                        p.send_signal(signal.SIGINT)
-                results = [p.communicate() for p in procs]
-            on_event("done", None)
-        for i, (p, (_, err)) in enumerate(zip(procs, results)):
+        try:
+            with display(budget_s) as on_event:
+                _wait(procs)
+                on_event("done", None)
+        except BaseException:   # a second Ctrl-C: end the shards now
+            for p in procs:
+                p.kill()
+                p.wait()
+            raise
+        interrupted = STOP.is_set()
+        for i, p in enumerate(procs):
             if p.returncode not in (0, 1, 130) or not (outs[i] / paths.CAMPAIGN).is_file():
                 if interrupted and p.returncode == 130:
                     continue   # interrupted before it had anything to keep
-                tail = (err.strip().splitlines() or ["no output"])[-1]
+                errs[i].seek(0)
+                tail = (errs[i].read().strip().splitlines() or ["no output"])[-1]
                 raise ShardError(f"fuzz shard {i} failed (exit {p.returncode}): {tail}")
         kept = [o for o in outs if (o / paths.CAMPAIGN).is_file()]
         if not kept:
@@ -126,7 +199,7 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet
     merged = findings.merge(groups)
     info = merge_info(infos, seed, n)
     info["interrupted"] = interrupted or any(i.get("interrupted") for i in infos)
-    return {"findings": merged, "campaign": info}
+    return {"findings": merged, "campaign": finish(info)}
 
 
 def merge_info(infos, seed, n) -> dict:
@@ -135,7 +208,7 @@ def merge_info(infos, seed, n) -> dict:
     stats["elapsed_s"] = max(i["stats"]["elapsed_s"] for i in infos)
     stats["cases_per_s"] = round(stats["cases"] / stats["elapsed_s"], 2) if stats["elapsed_s"] else None
     stats["per_op"] = _merge_per_op([i["stats"].get("per_op") or {} for i in infos])
-    first = infos[0]
+    first = {k: v for k, v in infos[0].items() if k not in ("ended_by", "replayable")}
     return dict(first, seed=seed, seeds=[i["seed"] for i in infos], shards=n, stats=stats,
                 shard_stats=[i["stats"] for i in infos],
                 unconfirmed_samples=[u for i in infos for u in i["unconfirmed_samples"]][:20],

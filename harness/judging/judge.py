@@ -48,6 +48,8 @@ def error_kind(error: str) -> str:
 
 
 def _value_kind(check: dict) -> str:
+    if check.get("error"):   # a transform that raised where the plain VJP worked
+        return error_kind(check["error"])
     if check["kind"] == "exact_zero":
         return "unselected-nonzero"
     if check.get("observed_shape") != check.get("expected_shape"):
@@ -58,12 +60,25 @@ def _value_kind(check: dict) -> str:
 
 
 def _gradient(check: dict, wrt) -> str:
+    """Which derivative a failed check is about: forward, grad-<operand>, the
+    second-order ones (hvp-<operand>, hvp-cotangent), jvp, a transform's status,
+    or the joint one."""
     name = check["name"]
-    if name == "forward":
+    head, _, rest = name.partition(":")
+    rest = rest.split("#")[0]
+    if name == "forward" or (head in ("compile", "vmap") and rest == "forward"):
         return "forward"
+    if head in ("compile", "vmap") and rest.startswith("grad:"):
+        return "grad-" + rest[5:]
+    if head in ("compile", "vmap", "second") and rest in ("status", "batch"):
+        return head + "-" + rest
+    if head == "second":
+        return "hvp-" + rest
+    if name == "jvp:forward":
+        return "jvp"
     if name.startswith(("fd:directional", "jvp:")) or name == "twice:vjp":
         return "+".join(wrt)
-    return "grad-" + name.split(":", 1)[1].split("#")[0] if ":" in name else name
+    return "grad-" + rest if ":" in name else name
 
 
 def failures(s, checks: list, error: str | None) -> tuple:

@@ -62,6 +62,23 @@ BUILT_IN = (
     Oracle("exact_zero", "exact zeros wherever the float64 reference is exactly zero (exact ops, float32)",
            ("exact_zero",), ("fuzz", "validator"), f"{R}:exact_zero", rechecks.self_consistent,
            confirms=True),
+    Oracle("compile", "mx.compile of the VJP against the float64 reference (status: compile raises where "
+                      "eager works); cheap (one trace per call), so it runs everywhere",
+           ("compile",), ("run", "fuzz", "gate", "validator"), f"{R}:compiled", rechecks.transformed,
+           confirms=True),
+    Oracle("vmap", "mx.vmap of the VJP over two examples (cotangents g and -2 g, operands a stride-0 batch) "
+                   "against the float64 reference of each (status: vmap raises); one batched call, everywhere",
+           ("vmap",), ("run", "fuzz", "gate", "validator"), f"{R}:vmapped", rechecks.transformed,
+           confirms=True),
+    Oracle("second_order", "the VJP of the VJP along a random u: H u and J u against float64 differences of "
+                           "the hand-written reference VJP and forward (status: second order raises where "
+                           "first order works); eight reference VJPs a call, everywhere",
+           ("second_order",), ("run", "fuzz", "gate", "validator"), f"{R}:second_order",
+           rechecks.directional, confirms=True),
+    Oracle("forward_mode", "mx.jvp along a random u against the float64 directional derivative of the "
+                           "reference (no JVP rule in MLX: not applicable, noted); eight forwards, everywhere",
+           ("forward_mode",), ("run", "fuzz", "gate", "validator"), f"{R}:forward_mode",
+           rechecks.directional, confirms=True),
     Oracle("fd_elementwise", "elementwise central differences through MLX's own forward (fd_step)",
            ("fd",), ("run", "gate", "validator"), f"{R}:fd_elementwise", rechecks.finite_differences,
            confirms=False),

@@ -7,10 +7,17 @@ kind of recheck an ORACLES row can name:
                       differences through MLX's forward); where MLX's forward is right the differences
                       must also land on the reference gradient
   self_consistent     the check recomputed from its own recorded values and rule
+  transformed         a transform's value (compile, vmap) against the re-derived
+                      reference value it names (vmap's second example: -2 times it)
+  directional         forward mode and second order: J u and H u re-derived along the
+                      recorded direction (core/references.py), the check recomputed
 
 Each takes (check, ctx) and returns (reasons, recomputed check); `ctx` is a
 Context: the scenario, the recomputed expected values, the whole record.
-Nothing recorded is trusted except MLX's observed values.
+Nothing recorded is trusted except MLX's observed values (and a direction,
+which is an input like the scenario's own, checked for shape and finiteness).
+In half precision the accumulation term of the tolerance (core/checks.py) is
+re-derived from the scenario too, never read from the record.
 """
 from __future__ import annotations
 
@@ -19,9 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import checks
+from ..core import checks, numeric, references
 
 AGREE = 1e-12   # recorded vs recomputed float64 expected values: same maths, same numbers
+VMAP_SCALE = -2.0   # the cotangent of vmap's second example, as a multiple of the scenario's
+STATUS = ":status"   # a transform that raised: observed 1 against expected 0
 
 
 @dataclass(frozen=True)
@@ -37,7 +46,8 @@ class Context:
 
 
 def _arr(x) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)
+    arr = np.asarray(x)
+    return arr.astype(np.complex128) if np.iscomplexobj(arr) else np.asarray(x, dtype=np.float64)
 
 
 def same(a, b) -> bool:
@@ -47,8 +57,13 @@ def same(a, b) -> bool:
 
 def agree(recorded, recomputed) -> bool:
     """Same shape, and equal to AGREE elementwise; a non-finite value must be
-    recorded as exactly that value (NaN for NaN)."""
+    recorded as exactly that value (NaN for NaN). Complex values by parts."""
     a, b = _arr(recorded), _arr(recomputed)
+    if np.iscomplexobj(b) and not np.iscomplexobj(a) and a.shape == b.shape + (2,):
+        a = a[..., 0] + 1j * a[..., 1]
+    if np.iscomplexobj(a) or np.iscomplexobj(b):
+        a, b = np.asarray(a, dtype=np.complex128), np.asarray(b, dtype=np.complex128)
+        return a.shape == b.shape and agree(a.real, b.real) and agree(a.imag, b.imag)
     if a.shape != b.shape:
         return False
     finite = np.isfinite(b)
@@ -118,16 +133,116 @@ def _kind_problems(c: dict, kind: str) -> list:
     return [] if c.get("kind") == kind else [f"kind {c.get('kind')!r} is not {kind!r}"]
 
 
+_MEMO: dict = {}
+
+
+def _memo(key, fn):
+    """One re-derivation per scenario (and direction) while it is among the last few."""
+    if key not in _MEMO:
+        if len(_MEMO) > 64:
+            _MEMO.pop(next(iter(_MEMO)))
+        try:
+            _MEMO[key] = fn()
+        except numeric.ReferenceUndecided as e:
+            _MEMO[key] = e
+    return _MEMO[key]
+
+
+def accumulation(ctx: Context) -> dict:
+    """The half-precision accumulation records, re-derived from the scenario."""
+    got = _memo(("acc", id(ctx.expected)), lambda: references.accumulation(ctx.scenario, ctx.expected))
+    return {} if isinstance(got, Exception) else got
+
+
+def _acc_problems(c: dict, want) -> list:
+    got = c.get("accumulation")
+    if (got is None) != (want is None):
+        return ["the accumulation term of the tolerance is " + ("missing" if want else "not the model's")]
+    if want is None:
+        return []
+    same_k = got.get("unit_roundoff") == want["unit_roundoff"] and got.get("depth") == want["depth"]
+    if not (same_k and same(got.get("terms"), want["terms"]) and agree(got.get("magnitude"), want["magnitude"])):
+        return ["recorded accumulation bound differs from the one re-derived from the scenario"]
+    return []
+
+
+def _recompute(c: dict, ctx: Context, kind: str, want, acc) -> tuple:
+    tol = ctx.tolerance()
+    reasons = _kind_problems(c, kind) + _tolerance_problems(c, tol) + _acc_problems(c, acc)
+    if not agree(checks.shaped(c.get("expected"), c.get("expected_shape")), want):
+        reasons.append("recorded expected values differ from the recomputed float64 reference")
+    new = checks.compare(c["name"], checks.shaped(c.get("observed"), c.get("observed_shape")), want, *tol,
+                         kind=kind, acc=acc)
+    return reasons + verdict_matches(c, new), new
+
+
 def reference(c: dict, ctx: Context) -> tuple:
-    name, tol = c["name"], ctx.tolerance()
+    name = c["name"]
     if name not in ctx.expected:
         return [f"the float64 reference has no value named {name!r}"], dict(c, passed=False)
-    reasons = _kind_problems(c, "reference") + _tolerance_problems(c, tol)
-    if not agree(checks.shaped(c.get("expected"), c.get("expected_shape")), ctx.expected[name]):
-        reasons.append("recorded expected values differ from the recomputed float64 reference")
-    new = checks.compare(name, checks.shaped(c.get("observed"), c.get("observed_shape")),
-                         ctx.expected[name], *tol)
-    return reasons + verdict_matches(c, new), new
+    return _recompute(c, ctx, "reference", ctx.expected[name], accumulation(ctx).get(name))
+
+
+def _status_check(c: dict, kind: str) -> tuple:
+    """A transform that raised: observed 1 against expected 0, with the exception kept."""
+    want = checks.compare(c["name"], np.array(1.0), np.array(0.0), 0.0, 0.0, kind=kind)
+    reasons = _kind_problems(c, kind) + verdict_matches(c, want)
+    if not isinstance(c.get("error"), str) or not c["error"]:
+        reasons.append("a status check without the exception text")
+    return reasons, dict(want, error=c.get("error"))
+
+
+def transformed(c: dict, ctx: Context) -> tuple:
+    """compile:<value> and vmap:<value>#<example>: the reference value the name
+    names (example 1 of vmap: gradients times VMAP_SCALE)."""
+    kind, _, rest = c["name"].partition(":")
+    if rest == "status":
+        return _status_check(c, kind)
+    key, _, example = rest.partition("#")
+    if key not in ctx.expected or example not in (("0", "1") if kind == "vmap" else ("",)):
+        return [f"{c['name']!r} names no reference value"], dict(c, passed=False)
+    scale = VMAP_SCALE if example == "1" and key != "forward" else 1.0
+    acc = accumulation(ctx).get(key)
+    if acc and scale != 1.0:
+        acc = dict(acc, magnitude=(abs(scale) * np.asarray(acc["magnitude"])).tolist())
+    return _recompute(c, ctx, kind, scale * np.asarray(ctx.expected[key]), acc)
+
+
+def _direction(c: dict, ctx: Context) -> dict:
+    """The recorded direction, one finite array per differentiated operand of its shape."""
+    d = c.get("direction")
+    inputs = references.logical_inputs(ctx.scenario)
+    if not isinstance(d, dict) or set(d) != set(ctx.scenario.wrt):
+        raise ValueError("the direction does not name exactly the differentiated operands")
+    out = {n: checks.shaped(v, list(np.shape(inputs[n]))) for n, v in d.items()}
+    if any(v.shape != np.shape(inputs[n]) or not np.all(np.isfinite(v)) for n, v in out.items()):
+        raise ValueError("the direction is not finite or not of its operand's shape")
+    return out
+
+
+def directional(c: dict, ctx: Context) -> tuple:
+    """jvp:forward (J u), second:<operand> (H u), second:cotangent (J u), re-derived
+    along the recorded direction; second:status as a status check."""
+    if c["name"] == "second" + STATUS:
+        return _status_check(c, "second_order")
+    try:
+        u = _direction(c, ctx)
+    except (ValueError, TypeError) as e:
+        return [str(e)], dict(c, passed=False)
+    key = ("u", id(ctx.expected), repr(sorted((n, v.tolist()) for n, v in u.items())))
+    name = c["name"]
+    if name in ("jvp:forward", "second:cotangent"):
+        want = _memo(key + ("ju",), lambda: references.directional(ctx.scenario, u))
+    elif name.startswith("second:") and name[7:] in ctx.scenario.wrt:
+        g = references.cotangent(ctx.scenario, ctx.expected["forward"])
+        want = _memo(key + ("hu",), lambda: references.hvp(ctx.scenario, g, u))
+        want = want if isinstance(want, Exception) else want[name[7:]]
+    else:
+        return [f"{name!r} names no directional value"], dict(c, passed=False)
+    if isinstance(want, Exception):
+        return [f"the reference cannot decide {name!r} ({want})"], dict(c, passed=False)
+    want_kind = "forward_mode" if name.startswith("jvp:") else "second_order"
+    return _recompute(c, ctx, want_kind, want, None)
 
 
 def finite_differences(c: dict, ctx: Context) -> tuple:

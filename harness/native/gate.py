@@ -212,6 +212,12 @@ class Gate:
         return [r for r in self.touched if self.unit_group(r) in ("mlx", "core", "tests")]
 
     @property
+    def native_dir(self) -> str:
+        """Where the C++ suite's results go: native/ beside the harness's, or the top of
+        the run directory when it is the only suite (--native-only, no bindings)."""
+        return NATIVE_DIR if "harness" in self.stages else ""
+
+    @property
     def needs_bindings(self) -> bool:
         return any(s in BINDING_STAGES for s in self.stages)
 
@@ -317,10 +323,31 @@ def build_variants(gate: Gate) -> dict:
 
 # --- the suites on one build ----------------------------------------------------------------
 
-def python_env(variant: nvar.Variant) -> dict:
+JIT_UNITS = ("mlx/backend/cpu/compiled", "mlx/compile", "mlx/backend/cpu/jit")
+
+
+def build_env(variant: nvar.Variant, gate: Gate | None = None) -> dict:
+    """The environment every process of one build runs in, with its own $TMPDIR: MLX
+    compiles fused CPU kernels at run time and keeps them under $TMPDIR/mlx/<version>,
+    written in place, and the two builds report the same version, so running side by
+    side they would read each other's half-written kernels. One directory per checkout
+    and variant, kept in the cache (the kernels are reused by later gates); per patch
+    too when it touches the kernel generator."""
+    if gate is None:
+        tmp = variant.path / "tmp"
+    else:
+        jit = [r for r in gate.touched if r.startswith(JIT_UNITS)]
+        tag = f"{(gate.commit or 'nocommit')[:12]}-{variant.name}" + (
+            "-" + native_cache.digest([gate.touched[r] for r in jit])[:12] if jit and variant.name == "patched" else "")
+        tmp = gate.cache_root / "mlx-tmp" / tag
+    tmp.mkdir(parents=True, exist_ok=True)
+    return dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(tmp))
+
+
+def python_env(variant: nvar.Variant, gate: Gate | None = None) -> dict:
     """The built package first on PYTHONPATH, then this project's package (when it runs
     from a checkout), then whatever was there."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    env = build_env(variant, gate)
     parts = [str(variant.package_parent), str(PACKAGE_PARENT)]
     if os.environ.get("PYTHONPATH"):
         parts.append(os.environ["PYTHONPATH"])
@@ -331,7 +358,7 @@ def python_env(variant: nvar.Variant) -> dict:
 def import_check(gate: Gate, variant: nvar.Variant) -> dict:
     """The built package is the `mlx` a child imports (and its extension loads)."""
     code = "import json, mlx.core as mx; print(json.dumps({'version': mx.__version__, 'file': mx.__file__}))"
-    e = gate.rec.run(f"import-{variant.name}", [sys.executable, "-c", code], gate.work, env=python_env(variant))
+    e = gate.rec.run(f"import-{variant.name}", [sys.executable, "-c", code], gate.work, env=python_env(variant, gate))
     out = (gate.rec.root / e["stdout"]).read_text(encoding="utf-8").strip().splitlines()
     try:
         info = json.loads(out[-1])
@@ -362,7 +389,7 @@ def run_harness(gate: Gate, variant: nvar.Variant, input_path: Path) -> native_s
     """Every scenario through the scenario worker on this build; a dead worker is one
     crashed record and the next worker starts at the following scenario."""
     worker = f"{PKG}.running.worker"
-    execute, count = _execute(gate.rec, f"run-{variant.name}", PACKAGE_PARENT, python_env(variant))
+    execute, count = _execute(gate.rec, f"run-{variant.name}", PACKAGE_PARENT, python_env(variant, gate))
     with open(input_path, encoding="utf-8") as fh:
         names = [s["name"] for s in json.load(fh)["scenarios"]]
     run, start = native_suite.NativeRun(), 0
@@ -381,7 +408,8 @@ def run_native(gate: Gate, variant: nvar.Variant, input_path: Path, rec) -> tupl
     try:
         run = native_suite.run_binary(variant.suite_binary, input_path, execute=execute)
     except native_suite.NativeError as e:   # dead before any scenario: keep the logs, exit 2
-        raise StepFailed(f"the {variant.name} native suite {e}; see {{out}}/{NATIVE_DIR}/logs/run-{variant.name}"
+        raise StepFailed(f"the {variant.name} native suite {e}; see {{out}}/"
+                         f"{gate.native_dir + '/' if gate.native_dir else ''}logs/run-{variant.name}"
                          f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
     return run, fast_path(rec, variant.name, variant.suite_binary, gate.work)
 
@@ -405,7 +433,7 @@ def fast_path(rec, variant: str, exe, cwd) -> dict | None:
 def run_mlx_python(gate: Gate, variant: nvar.Variant) -> dict:
     cwd = gate.work / f"mlx-python-{variant.name}"
     cwd.mkdir(parents=True, exist_ok=True)
-    execute, _ = _execute(gate.rec, f"mlx-python-{variant.name}", cwd, python_env(variant))
+    execute, _ = _execute(gate.rec, f"mlx-python-{variant.name}", cwd, python_env(variant, gate))
     try:
         return mlxtests.run_python(gate.src / "python" / "tests", execute, gate.mlx_tests_filter)
     except RuntimeError as e:
@@ -415,7 +443,7 @@ def run_mlx_python(gate: Gate, variant: nvar.Variant) -> dict:
 def run_mlx_cpp(gate: Gate, variant: nvar.Variant) -> dict:
     cwd = gate.work / f"mlx-cpp-{variant.name}"
     cwd.mkdir(parents=True, exist_ok=True)
-    execute, _ = _execute(gate.rec, f"mlx-cpp-{variant.name}", cwd)
+    execute, _ = _execute(gate.rec, f"mlx-cpp-{variant.name}", cwd, build_env(variant, gate))
     try:
         out = mlxtests.run_cpp(variant.tests_binary, cwd, execute, gate.mlx_tests_filter)
     except RuntimeError as e:
@@ -616,11 +644,12 @@ def staged_run(gate: Gate, out, body, kind: str = "native-gate", replace: bool =
             atomic.write_text(tmp / paths.results_for(v), jsonio.dumps(data, sort_keys=True) + "\n")
         for v, data in outcome.get("native_results", {}).items():
             data["environment"] = env
-            atomic.write_text(tmp / NATIVE_DIR / paths.results_for(v), jsonio.dumps(data, sort_keys=True) + "\n")
+            atomic.write_text(tmp / gate.native_dir / paths.results_for(v),
+                              jsonio.dumps(data, sort_keys=True) + "\n")
         if "comparison" in outcome:
             atomic.write_json(tmp / paths.COMPARISON, outcome["comparison"])
         if "native_comparison" in outcome:
-            atomic.write_json(tmp / NATIVE_DIR / paths.COMPARISON, outcome["native_comparison"])
+            atomic.write_json(tmp / gate.native_dir / paths.COMPARISON, outcome["native_comparison"])
         if "mlx_tests" in outcome:
             atomic.write_json(tmp / MLX_TESTS, outcome["mlx_tests"])
         if "gate" in outcome:
@@ -656,7 +685,32 @@ def native_environment(gate: Gate, seconds: float) -> dict:
             "seconds": round(seconds, 3)}
 
 
-def mlx_tests_document(results: dict, gate: Gate) -> dict:
+def rerun_test(gate: Gate, built: dict, suite: str, test: str, variant: str) -> str | None:
+    """One MLX test again, alone, in a fresh process on one build: its outcome."""
+    b = built[variant]
+    n = len(gate.rec.entries)
+    cwd = gate.work / f"rerun-{variant}"
+    cwd.mkdir(parents=True, exist_ok=True)
+    base = f"rerun-{suite}-{variant}-{n}"
+    if suite == "python":
+        ids = cwd / f"ids-{n}.json"
+        ids.write_text(json.dumps([test]), encoding="utf-8")
+        execute, _ = _execute(gate.rec, base, cwd, python_env(b, gate))
+        try:
+            got = mlxtests.run_python(gate.src / "python" / "tests", execute, None, ids_file=ids)
+        except RuntimeError:
+            return None
+    else:
+        execute, _ = _execute(gate.rec, base, cwd, build_env(b, gate))
+        try:
+            got = mlxtests.run_cpp(b.tests_binary, cwd, execute, only=test)
+        except RuntimeError:
+            return None
+        got.pop("xml", None)
+    return (got["tests"].get(test) or {}).get("outcome")
+
+
+def mlx_tests_document(results: dict, gate: Gate, built: dict | None = None) -> dict:
     suites, rows = {}, []
     for suite in ("python", "cpp"):
         stage = f"mlx-{suite}"
@@ -665,6 +719,10 @@ def mlx_tests_document(results: dict, gate: Gate) -> dict:
         per = {v: results[(stage, v)] for v in VARIANTS}
         suites[suite] = {v: {k: r.get(k) for k in ("count", "processes", "mlx") if k in r} for v, r in per.items()}
         rows += mlxtests.compare(suite, per["pristine"]["tests"], per["patched"]["tests"])
+    if built is not None and any(r["change"] == "regression" for r in rows):
+        _say(gate, f"running the {sum(r['change'] == 'regression' for r in rows)} MLX tests that pass pristine "
+                   f"and not patched again, {mlxtests.RERUNS} times each on each build")
+        mlxtests.confirm(rows, lambda suite, test, v: rerun_test(gate, built, suite, test, v))
     ok, line = mlxtests.verdict(rows)
     return {"schema": mlxtests.SCHEMA, "filter": gate.mlx_tests_filter, "suites": suites, "rows": rows,
             "passed": ok, "summary": line}
@@ -684,9 +742,11 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the exact input of every run, kept
     built = build_variants(gate)
     t_built = time.perf_counter()
-    native_rec = nb.Recorder(tmp / NATIVE_DIR) if "native" in gate.stages else None
+    native_rec = None
+    if "native" in gate.stages:
+        native_rec = nb.Recorder(tmp / gate.native_dir) if gate.native_dir else gate.rec
     results = run_suites(gate, built, input_path, native_rec)
-    out = {"native_rec": native_rec,
+    out = {"native_rec": native_rec if native_rec is not gate.rec else None,
            "gate": {"seconds": {"build": round(t_built - t0, 3), "suites": round(time.perf_counter() - t_built, 3)},
                     "builds": {v: {"reused": b.reused, "parts": {p: str(d) for p, d in b.parts.items()}}
                                for v, b in built.items()},
@@ -703,5 +763,5 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
         out["native_comparison"] = comp
     if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
-        out["mlx_tests"] = mlx_tests_document(results, gate)
+        out["mlx_tests"] = mlx_tests_document(results, gate, built)
     return out

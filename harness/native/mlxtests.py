@@ -134,6 +134,7 @@ def child_main(argv=None) -> int:
     p.add_argument("--pattern", default="test_*.py")
     p.add_argument("--filter", default=None)
     p.add_argument("--start", type=int, default=0)
+    p.add_argument("--ids", default=None, help="JSON file: run exactly these test ids (in this order)")
     p.add_argument("--list", action="store_true", help="print the test ids and exit")
     args = p.parse_args(argv)
     # The protocol goes to a private copy of stdout; what tests print goes to stderr.
@@ -144,6 +145,11 @@ def child_main(argv=None) -> int:
     loader = unittest.TestLoader()
     suite = loader.discover(args.start_dir, pattern=args.pattern, top_level_dir=args.start_dir)
     tests = [t for t in _flatten(suite) if matches(t.id(), args.filter)]
+    if args.ids:
+        with open(args.ids, encoding="utf-8") as fh:
+            wanted = json.load(fh)
+        by_id = {t.id(): t for t in tests}
+        tests = [by_id[i] for i in wanted if i in by_id]
     _emit(proto, {"tests": [t.id() for t in tests]} if args.list else {"count": len(tests)})
     if args.list:
         return 0
@@ -160,9 +166,9 @@ def child_main(argv=None) -> int:
 
 # --- the parent: run, restart after a crash, collect --------------------------------------
 
-def python_argv(start_dir, start: int, pattern_filter=None) -> list:
+def python_argv(start_dir, start: int, pattern_filter=None, ids_file=None) -> list:
     return [sys.executable, "-m", __name__, "--start-dir", str(start_dir), "--start", str(start)] + \
-        (["--filter", pattern_filter] if pattern_filter else [])
+        (["--filter", pattern_filter] if pattern_filter else []) + (["--ids", str(ids_file)] if ids_file else [])
 
 
 def parse_python(stdout: str) -> tuple:
@@ -187,13 +193,13 @@ def parse_python(stdout: str) -> tuple:
     return count, results, current, info
 
 
-def run_python(start_dir, execute, pattern_filter=None, max_restarts: int = 50) -> dict:
+def run_python(start_dir, execute, pattern_filter=None, max_restarts: int = 50, ids_file=None) -> dict:
     """{"tests": {id: {"outcome", "detail", "seconds"}}, "count", "mlx", "processes"}.
     `execute(argv, n) -> (rc, stdout, stderr)` runs (and records) one process."""
     results, start, n, count, info = {}, 0, 0, None, None
     while True:
         n += 1
-        rc, out, err = execute(python_argv(start_dir, start, pattern_filter), n)
+        rc, out, err = execute(python_argv(start_dir, start, pattern_filter, ids_file), n)
         c, got, current, mi = parse_python(out)
         count = c if c is not None else count
         info = info or mi
@@ -274,14 +280,20 @@ def parse_doctest_xml(text: str) -> tuple:
     return out, current
 
 
-def cpp_argv(binary, xml_path, first: int) -> list:
+def cpp_argv(binary, xml_path, first: int, only: str | None = None) -> list:
     argv = [str(binary), "--reporters=xml", f"--out={xml_path}", "--no-version", "--order-by=file"]
     if first > 1:
         argv.append(f"--first={first}")
+    if only:   # one test case by its id (<file stem>::<name>); doctest filters treat , as a separator
+        stem, _, name = only.partition("::") if "::" in only else ("", "", only)
+        name = re.sub(r" #\d+$", "", name)
+        argv.append("--test-case=" + re.sub(r"[,\[\]\\]", "?", name))
+        if stem:
+            argv.append(f"--source-file=*{stem}.*")
     return argv
 
 
-def run_cpp(binary, work_dir, execute, pattern_filter=None, max_restarts: int = 50) -> dict:
+def run_cpp(binary, work_dir, execute, pattern_filter=None, max_restarts: int = 50, only=None) -> dict:
     """{"tests": {id: {...}}, "processes", "xml": [texts]}: the doctest binary from the
     first test case, again after each that kills it (`--first` counts test cases from 1).
     Every test case runs (the whole binary takes seconds); `pattern_filter` selects which
@@ -290,7 +302,7 @@ def run_cpp(binary, work_dir, execute, pattern_filter=None, max_restarts: int = 
     while True:
         n += 1
         xml_path = os.path.join(str(work_dir), f"doctest-{n}.xml")
-        rc, out, err = execute(cpp_argv(binary, xml_path, first), n)
+        rc, out, err = execute(cpp_argv(binary, xml_path, first, only), n)
         try:
             with open(xml_path, encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
@@ -358,6 +370,23 @@ def compare(suite: str, pristine: dict, patched: dict) -> list:
     return rows
 
 
+RERUNS = 3
+
+
+def confirm(rows: list, rerun) -> None:
+    """Each regression (a test passing pristine, not patched) run again RERUNS times on each
+    build by itself: `rerun(suite, test, variant) -> outcome`. It stays a regression when
+    every rerun on pristine passes and a rerun on patched does not; otherwise it is marked
+    "flaky" (timing or order dependent: not the patch's doing) with what the reruns gave."""
+    for r in rows:
+        if r["change"] != "regression":
+            continue
+        seen = {v: [rerun(r["suite"], r["test"], v) for _ in range(RERUNS)] for v in ("pristine", "patched")}
+        r["reruns"] = seen
+        if not (all(o in GOOD for o in seen["pristine"]) and any(o not in GOOD for o in seen["patched"])):
+            r["change"] = "flaky"
+
+
 def verdict(rows: list) -> tuple:
     """(ok, one line). Regressions fail the gate; so does a test that ran on pristine,
     passing, and not at all on patched."""
@@ -372,7 +401,9 @@ def verdict(rows: list) -> tuple:
         parts.append(f"{suite} {passed}/{len(rs)} pass patched, "
                      f"{sum(r['change'] == 'regression' for r in rs)} pass->fail, "
                      f"{sum(r['change'] == 'pre-existing' for r in rs)} failing on both, "
-                     f"{sum(r['change'] == 'fixed' for r in rs)} fixed")
+                     f"{sum(r['change'] == 'fixed' for r in rs)} fixed"
+                     + (f", {sum(r['change'] == 'flaky' for r in rs)} flaky (passed again on patched)"
+                        if any(r["change"] == "flaky" for r in rs) else ""))
     line = "MLX tests: " + ("; ".join(parts) if parts else "none ran")
     if bad:
         line += f" (first regression: {bad[0]['suite']} {bad[0]['test']})"

@@ -103,7 +103,7 @@ def side_by_side(gate, built: dict, args, env: dict) -> dict:
                      *(["--max-examples", args.max_examples] if args.max_examples else []),
                      *(["--ops", args.fuzz_ops] if args.fuzz_ops else []))
         procs[v] = (argv, out, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                cwd=G.PACKAGE_PARENT, env=G.python_env(b)))
+                                                cwd=G.PACKAGE_PARENT, env=G.python_env(b, gate)))
     del env_path
     outs = {}
     try:
@@ -134,7 +134,7 @@ def recheck(gate, built: dict, scenarios: list) -> dict:
     for v, b in built.items():
         res = gate.work / f"recheck-{v}.json"
         e = gate.rec.run(f"recheck-{v}", _argv("--recheck", path, "--out", res), G.PACKAGE_PARENT,
-                         env=G.python_env(b))
+                         env=G.python_env(b, gate))
         if e["exit_code"] != 0:
             raise G.StepFailed(f"running the findings again on the {v} build failed (exit {e['exit_code']}): "
                                f"see {{out}}/{e['stderr']}")

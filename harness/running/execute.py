@@ -9,11 +9,19 @@ and the oracle table: nothing here names an op or an oracle.
 
 The only module of the running stage that imports mlx (lazily: `_mx()`),
 besides the ops' calls and the oracles' measuring functions.
+
+Complex calls (complex64 operands, complex128 references) follow MLX's
+convention, which MLX does not document; on 0.32.4 it is (tests/running/
+test_transforms.py holds it): the VJP of f at z with cotangent g is the real
+gradient of L = Re sum(conj(g) * f(z)), packed as dL/dRe z + i dL/dIm z, the
+conjugate-Wirtinger form PyTorch returns (2 dL/d conj(z)), not JAX's
+conjugate of it. For a holomorphic f that is conj(f'(z)) * g; the gradient of
+|z|^2 is 2 z. mx.jvp is the plain pushforward, f'(z) u.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,7 +29,8 @@ from ..cases import expected
 from ..core import checks, layout, numeric, opinfo
 from ..judging import judge, oracles
 
-MX_DTYPES = ("float32", "float16", "bfloat16", "float64")
+MX_DTYPES = ("float32", "float16", "bfloat16", "float64", "complex64")
+MX_COMPLEX = ("complex64",)
 
 
 def _mx():
@@ -29,22 +38,46 @@ def _mx():
     return mx
 
 
+def host(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Values as handed to mx.array for `dtype`: float32 (MLX rounds on to half
+    precision itself), float64 and complex64 as they are (core/tensors.py as_seen
+    is the same path in numpy)."""
+    if dtype == "float64":
+        return np.asarray(values, dtype=np.float64)
+    if dtype in MX_COMPLEX or np.iscomplexobj(values):
+        return np.asarray(values, dtype=np.complex128).astype(np.complex64)
+    return np.asarray(values, dtype=np.float64).astype(np.float32)
+
+
 def to_mlx(t, dtype=None):
     """Evaluated storage first, then the views: MLX gets a real view onto it."""
     mx = _mx()
-    store = mx.array(layout.storage(t, np.float64).astype(np.float32),
-                     dtype=getattr(mx, dtype or t.dtype))
+    dtype = dtype or t.dtype
+    store = mx.array(host(layout.storage(t, np.float64), dtype), dtype=getattr(mx, dtype))
     mx.eval(store)
     for view in t.views:
         store = layout.apply_view(store, view, xp=mx)
     return store
 
 
+def array(values, dtype: str):
+    """A numpy array as an MLX array of `dtype`, the way operands are converted."""
+    mx = _mx()
+    return mx.array(host(values, dtype), dtype=getattr(mx, dtype))
+
+
 def to_numpy(x) -> np.ndarray:
     mx = _mx()
+    if x.dtype == mx.complex64:
+        return np.array(x).astype(np.complex128)
     if x.dtype in (mx.bfloat16, mx.float16):
         x = x.astype(mx.float32)
     return np.array(x, dtype=np.float64)
+
+
+def dtype_name(x) -> str:
+    """An MLX array's dtype as the scenario schema names it ("float32", ...)."""
+    return str(x.dtype).rsplit(".", 1)[-1]
 
 
 def error_text(e: BaseException) -> str:
@@ -73,11 +106,20 @@ class Call:
         y = y.reshape((-1,) + tuple(y.shape[-2:]))
         return 0.5 * ((y[0] - y[1]) ** 2).sum()
 
+    def cotangent(self, cot: np.ndarray):
+        """The cotangent as MLX takes it: in the call's dtype, complex where the
+        output is (a real output of a complex call takes a float32 cotangent)."""
+        dtype = self.s.dtype
+        if np.iscomplexobj(cot) and dtype not in MX_COMPLEX:
+            dtype = "complex64"
+        elif not np.iscomplexobj(cot) and dtype in MX_COMPLEX:
+            dtype = "float32"
+        return array(cot, dtype)
+
     def vjp(self, cot: np.ndarray):
-        """(forward, {operand: gradient}) as float64 numpy."""
+        """(forward, {operand: gradient}) as float64 (complex128) numpy."""
         mx = _mx()
-        c = mx.array(cot.astype(np.float32), dtype=getattr(mx, self.s.dtype))
-        (y,), grads = mx.vjp(self, self.primals, [c])
+        (y,), grads = mx.vjp(self, self.primals, [self.cotangent(cot)])
         mx.eval(y, *grads)
         return to_numpy(y), {n: to_numpy(g) for n, g in zip(self.s.wrt, grads)}
 
@@ -91,7 +133,10 @@ class Call:
 class Trial:
     """What every oracle may look at: the scenario, the reference's expected
     values, the cotangent, and what MLX gave (forward, gradients, and every
-    observed value by its check name: forward, grad:*, loss, hvp:*, no_vjp)."""
+    observed value by its check name: forward, grad:*, loss, hvp:*, no_vjp);
+    the half-precision accumulation records by check name (cases/expected.py).
+    An oracle that does not apply to the call says why in `notes` (the
+    record's `not_applicable`); `memo` holds values two oracles share."""
     s: object
     context: str
     expected: dict
@@ -100,6 +145,14 @@ class Trial:
     grads: dict
     observed: dict
     seed: int = 0
+    acc: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    memo: dict = field(default_factory=dict)
+
+    def note(self, oracle: str, reason: str) -> list:
+        """Record that `oracle` does not apply here, and why; no checks."""
+        self.notes.append({"oracle": oracle, "reason": str(reason)[:300]})
+        return []
 
 
 class Unjudgeable(Exception):
@@ -148,6 +201,7 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
     stage = on_stage or (lambda name, done: None)
     try:
         exp = expected.expected(s)
+        acc = expected.accumulation(s, exp)
     except numeric.ReferenceUndecided as e:   # the reference cannot judge: say so, run nothing
         raise Unjudgeable(f"reference undecided: {e}"[:500]) from None
     stage("forward", [])
@@ -159,7 +213,7 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
     cot = expected.cotangent(s, exp["forward"])
     rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": None,
            "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
-    fwd = checks.compare("forward", y, exp["forward"], *checks.tolerance(s.dtype))
+    fwd = checks.compare("forward", y, exp["forward"], *checks.tolerance(s.dtype), acc=acc.get("forward"))
     stage("vjp", [fwd])
     try:
         grads, obs = _observe(s, call, exp, cot, y)
@@ -167,8 +221,10 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
         rec.update(error=error_text(e), checks=[fwd])
     else:
         stage("oracles", [fwd])
-        trial = Trial(s, context, exp, cot, obs["forward"], grads, obs, seed)
+        trial = Trial(s, context, exp, cot, obs["forward"], grads, obs, seed, acc)
         rec["checks"] = _oracle_checks(trial, call)
+        if trial.notes:
+            rec["not_applicable"] = trial.notes
     return _finish(s, rec, t0), exp
 
 
@@ -180,7 +236,7 @@ def _oracle_checks(trial: Trial, call) -> list:
 
 def same_values(a, b) -> bool:
     """Recorded values equal, NaN equal to NaN (what replay may compare exactly)."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = checks.shaped(a, None), checks.shaped(b, None)
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 

@@ -12,7 +12,8 @@ import dataclasses
 import numpy as np
 
 from ..cases import expected
-from ..core import checks
+from ..core import checks, numeric
+from ..judging import rechecks
 from . import execute
 
 # "Exactly zero": the smallest positive float64 normal, so checks.compare never
@@ -32,8 +33,9 @@ def _tol(t, kind="reference") -> tuple:
 
 def reference(t, call) -> list:
     """Every value the float64 reference has (forward, each gradient, loss, H @ 1,
-    no_vjp) against what MLX gave, within the dtype tolerance."""
-    return [checks.compare(k, t.observed[k], t.expected[k], *_tol(t)) for k in t.expected]
+    no_vjp) against what MLX gave, within the dtype tolerance (and, in half
+    precision, the accumulation bound of core/checks.py)."""
+    return [checks.compare(k, t.observed[k], t.expected[k], *_tol(t), acc=t.acc.get(k)) for k in t.expected]
 
 
 def exact_zero(t, call) -> list:
@@ -101,11 +103,17 @@ def metamorphic(t, call) -> list:
 
 def directions(t) -> dict:
     """Random direction with entries +-1..3 (never 0, so every coordinate counts;
-    small integers, so x + h u stays exact)."""
+    small integers, so x + h u stays exact); complex operands get a random
+    imaginary part of the same kind."""
     rng = np.random.RandomState(t.seed % (2**32))
-    shapes = {n: expected.logical_inputs(t.s)[n].shape for n in t.s.wrt}
-    return {n: (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape)).astype(np.float64)
-            for n, shape in shapes.items()}
+    inputs = expected.logical_inputs(t.s)
+    out = {}
+    for n in t.s.wrt:
+        shape = inputs[n].shape
+        out[n] = (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape)).astype(np.float64)
+        if np.iscomplexobj(inputs[n]):
+            out[n] = out[n] + 1j * (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape))
+    return out
 
 
 def fd_directional(t, call) -> list:
@@ -170,3 +178,204 @@ def jvp_consistency(t, call) -> list:
     reverse_side = sum(float(np.sum(t.grads[n] * u[n])) for n in t.s.wrt)
     return [checks.compare("jvp:inner_product", np.array(forward_side), np.array(reverse_side),
                            *_tol(t, "fd"), kind="jvp")]
+
+
+# --- transforms: second order, vmap, compile, forward mode ------------------------------------
+#
+# Each compares MLX under a transform against the float64 reference of the same
+# quantity, so a failure confirms a finding by itself; each applies only where
+# the op record says the transform composes with the call (OpInfo.second_order,
+# .vmap, .compile), to plain VJPs (objective "vjp") that worked at first order.
+# Where one does not apply, the record's `not_applicable` says why.
+# An MLX exception under a transform where the plain VJP worked is a status
+# check: observed 1 (raised) against expected 0, the exception text kept.
+
+HALF = ("float16", "bfloat16")
+
+
+def _status(name: str, kind: str, error: BaseException) -> dict:
+    """A transform that raised where the plain VJP did not: a failed check."""
+    c = checks.compare(name, np.array(1.0), np.array(0.0), 0.0, 0.0, kind=kind)
+    return dict(c, error=execute.error_text(error))
+
+
+def _raised(t, call, oracle: str, error: BaseException, forward_under) -> list:
+    """The VJP under a transform raised. Where the transform does not compose with
+    the op's forward either (MLX has no vmap rule for the primitive, say), that is
+    a missing feature, noted; where the forward composes, the VJP must too: a
+    status finding."""
+    try:
+        _mx().eval(forward_under())
+    except Exception as e:
+        return t.note(oracle, f"the forward does not compose with {oracle} either: {execute.error_text(e)}")
+    return [_status(f"{oracle}:status", oracle, error)]
+
+
+def _skip(t, oracle: str, flag: str | None) -> str | None:
+    """Why a transform oracle does not apply to this trial (None: it does)."""
+    if not t.grads:
+        return "no first-order gradients to transform"
+    if t.s.objective != "vjp":
+        return f"objective {t.s.objective!r}: the transforms are checked on plain VJPs"
+    if flag is not None and not getattr(t.s.info, flag):
+        return f"the op record says {flag} does not compose with this op"
+    if any(np.shape(t.grads[n]) != np.shape(t.expected[f"grad:{n}"]) for n in t.s.wrt):
+        return "a gradient has the wrong shape (the reference check reports it)"
+    return None
+
+
+def _written(arrays: dict) -> dict:
+    return {n: checks.compare("", v, v, 0.0, 0.0)["observed"] for n, v in arrays.items()}
+
+
+def _transformed(t, call, run, names, kind: str, scale=1.0, suffix="") -> list:
+    """Checks of what `run` returned under a transform, (forward, *grads), against
+    the reference values under those names (gradients scaled by `scale`)."""
+    out = list(run)
+    want = [t.expected["forward"]] + [scale * np.asarray(t.expected[f"grad:{n}"]) for n in t.s.wrt]
+    keys = ["forward"] + [f"grad:{n}" for n in t.s.wrt]
+    made = []
+    for key, got, exp in zip(keys, out, want):
+        acc = t.acc.get(key)
+        if acc and scale != 1.0 and key != "forward":
+            acc = dict(acc, magnitude=(abs(scale) * np.asarray(acc["magnitude"])).tolist())
+        made.append(checks.compare(f"{names}:{key}{suffix}", got, exp, *_tol(t), kind=kind, acc=acc))
+    return made
+
+
+def compiled(t, call) -> list:
+    """mx.compile of the VJP (forward and gradients) against the float64
+    reference, on the scenario's own operands and views."""
+    why = _skip(t, "compile", "compile")
+    if why:
+        return t.note("compile", why)
+    mx = _mx()
+    fn = lambda *a: _vjp_outputs(call, a)   # noqa: E731
+    try:
+        res = mx.compile(fn)(*call.primals, call.cotangent(t.cotangent))
+        mx.eval(res)
+    except Exception as e:
+        return _raised(t, call, "compile", e, lambda: mx.compile(call)(*call.primals))
+    return _transformed(t, call, [execute.to_numpy(r) for r in res], "compile", "compile")
+
+
+def _vjp_outputs(call, args):
+    mx = _mx()
+    (y,), grads = mx.vjp(call, list(args[:-1]), [args[-1]])
+    return (y, *grads)
+
+
+VMAP_SCALE = rechecks.VMAP_SCALE   # example 1's cotangent: -2 g, exact in every dtype
+
+
+def vmapped(t, call) -> list:
+    """mx.vmap of the VJP over a batch of two examples, every differentiated
+    operand and the cotangent mapped along a new leading axis: example 0 is the
+    scenario (operands as a stride-0 batch of its own views), example 1 the same
+    operands with cotangent -2 g. Each example against the float64 reference
+    (example 1's gradients are -2 times example 0's: the VJP is linear in g)."""
+    why = _skip(t, "vmap", "vmap")
+    if why:
+        return t.note("vmap", why)
+    mx = _mx()
+    g = call.cotangent(t.cotangent)
+    batch = [mx.stack([p, p]) for p in call.primals]
+    cots = mx.stack([g, (VMAP_SCALE * g).astype(g.dtype)])
+    try:
+        res = mx.vmap(lambda *a: _vjp_outputs(call, a), in_axes=tuple([0] * (len(batch) + 1)))(*batch, cots)
+        mx.eval(res)
+    except Exception as e:
+        return _raised(t, call, "vmap", e, lambda: mx.vmap(call, in_axes=tuple([0] * len(batch)))(*batch))
+    res = [execute.to_numpy(r) for r in res]
+    if any(r.shape[:1] != (2,) for r in res):
+        return [checks.compare("vmap:batch", np.array(res[0].shape), np.array((2,) + res[0].shape[1:]),
+                               0.0, 0.0, kind="vmap")]
+    return (_transformed(t, call, [r[0] for r in res], "vmap", "vmap", suffix="#0")
+            + _transformed(t, call, [r[1] for r in res], "vmap", "vmap", VMAP_SCALE, "#1"))
+
+
+def _reference_ju(t, u) -> np.ndarray:
+    """J u from the reference (shared by forward mode and second order)."""
+    if "ju" not in t.memo:
+        try:
+            t.memo["ju"] = expected.directional(t.s, u)
+        except numeric.ReferenceUndecided as e:
+            t.memo["ju"] = e
+    return t.memo["ju"]
+
+
+def _second_directions(t) -> dict:
+    return directions(dataclasses.replace(t, seed=t.seed + 2))
+
+
+def forward_mode(t, call) -> list:
+    """mx.jvp (MLX's forward mode) against J u, the float64 directional
+    derivative of the reference along a random direction u. Where MLX has no JVP
+    rule for a primitive of the call, no check (noted as not applicable): a
+    missing rule is not a defect."""
+    why = _skip(t, "forward_mode", None)
+    if why is None and t.s.dtype in HALF:
+        why = "half precision: no stated bound for a derivative MLX takes in another order"
+    if why:
+        return t.note("forward_mode", why)
+    mx, u = _mx(), _second_directions(t)
+    ref = _reference_ju(t, u)
+    if isinstance(ref, Exception):
+        return t.note("forward_mode", f"reference undecided: {ref}")
+    tangents = [execute.array(u[n], execute.dtype_name(p)) for n, p in zip(t.s.wrt, call.primals)]
+    try:
+        _, (ju,) = mx.jvp(call, call.primals, tangents)
+        mx.eval(ju)
+    except Exception as e:
+        return t.note("forward_mode", f"MLX has no JVP here: {execute.error_text(e)}")
+    return [dict(checks.compare("jvp:forward", execute.to_numpy(ju), ref, *_tol(t), kind="forward_mode"),
+                 direction=_written(u))]
+
+
+def second_order(t, call) -> list:
+    """MLX's VJP of its own VJP: for a random direction u, the gradient of
+    h(x, g) = <u, J(x)^T g> (real pairing) is H u with respect to the operands
+    (H the Hessian of <g, f>) and J u with respect to the cotangent; both against
+    the float64 reference (cases/expected.py hvp and directional). Needs a
+    hand-written reference VJP to differentiate (within the stated bound; where
+    it cannot decide, at ties and kinks, no check)."""
+    why = _skip(t, "second_order", "second_order")
+    if why is None and t.s.dtype in HALF:
+        why = "half precision: no stated bound for second derivatives"
+    if why is None and t.s.info.reference_vjp is None:
+        why = "no hand-written reference VJP to differentiate again"
+    if why:
+        return t.note("second_order", why)
+    u = _second_directions(t)
+    try:
+        ref_h = expected.hvp(t.s, t.cotangent, u)
+    except numeric.ReferenceUndecided as e:
+        return t.note("second_order", f"reference undecided: {e}")
+    ref_j = _reference_ju(t, u)
+    try:
+        got = _mlx_second(t, call, u)
+    except Exception as e:
+        return [_status("second:status", "second_order", e)]
+    out = [checks.compare(f"second:{n}", got[i], ref_h[n], *_tol(t), kind="second_order")
+           for i, n in enumerate(t.s.wrt)]
+    if not isinstance(ref_j, Exception):
+        out.append(checks.compare("second:cotangent", got[-1], ref_j, *_tol(t), kind="second_order"))
+    return [dict(c, direction=_written(u)) for c in out]
+
+
+def _mlx_second(t, call, u) -> list:
+    mx = _mx()
+    um = [execute.array(u[n], execute.dtype_name(p)) for n, p in zip(t.s.wrt, call.primals)]
+
+    def h(*args):
+        _, grads = mx.vjp(call, list(args[:-1]), [args[-1]])
+        total = None
+        for d, gr in zip(um, grads):
+            term = mx.sum(mx.real(mx.conj(d) * gr)) if mx.issubdtype(gr.dtype, mx.complexfloating) \
+                else mx.sum(d * gr)
+            total = term if total is None else total + term
+        return total
+    k = len(call.primals) + 1
+    res = mx.grad(h, argnums=list(range(k)))(*call.primals, call.cotangent(t.cotangent))
+    mx.eval(res)
+    return [execute.to_numpy(r) for r in res]

@@ -49,7 +49,7 @@ def collect(files: dict) -> tuple:
     items, unreplayable, versions = [], [], set()
     for name in sorted(files):
         base = paths.basename(name)
-        data = jsonio.member(files, name) if name.endswith(".json") else None
+        data = strict.member(files, name) if name.endswith(".json") else None
         if paths.is_results(name) and isinstance(data, dict) and base != paths.RESULTS:
             unreplayable.append(f"{name}: native evidence (MLX's translation units built from a checkout, "
                                 "pristine or patched) cannot be replayed on an installed MLX; rerun "
@@ -62,7 +62,7 @@ def collect(files: dict) -> tuple:
                 and isinstance(data.get("record"), dict):
             items.append(_finding_item(name, data))
     for name in sorted(n for n in files if paths.basename(n) == paths.ENVIRONMENT):
-        env = jsonio.member(files, name)
+        env = strict.member(files, name)
         if isinstance(env, dict) and paths.folder(name) + paths.FINDINGS in files:
             versions.add(str(env.get("mlx")))
     return items, unreplayable, versions

@@ -1,108 +1,94 @@
-"""Catalog binding: a results file says which harness and catalog produced it
-(its `provenance`); the validator regenerates the catalog with its own code
-and holds the records to it.
+"""Catalog binding: whether a results file's record set is this validator's catalog.
 
-When the recorded catalog digest is this harness's: every record's scenario
-must be the catalog's scenario of that name (inputs, wrt, tags, everything),
-and the records must cover exactly the catalog under the recorded filter, on
-every recorded device. When it is not (another harness version, a plugin op,
-scenarios from a file), one NOTE line says the catalog was not checked and
-why: never a silent pass. A `run` results file must carry its provenance.
+A results file says what produced it (`provenance`: harness, catalog digest,
+command line, selection). Nothing recorded there can switch a check off; it
+can only decide which claim the file makes, and the verdict names the claim:
+
+* bound: the file claims the catalog (no scenario file), under the recorded
+  filter, made by the catalog whose digest this validator computes. Then the
+  records on every recorded device must be exactly the catalog's scenarios
+  under that filter, and the scenarios exactly theirs. Anything else fails.
+* unbound: the file makes no such claim (scenarios from a file, another
+  catalog, no provenance). The verdict says "unbound: these records are not
+  claimed to be the catalog", and `--expect pass|defects` refuses it unless
+  --allow-unbound is given.
+
+Either way, a scenario that carries the name of a catalog scenario must be that
+scenario, byte for byte: a name is never a claim the validator leaves unchecked.
+A `run` results file must carry its provenance.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import __version__
-from ..cases import catalog as catalog_mod
 from ..cases import selection
+from . import catalog_table
 from .groups import Group
 
 REQUIRED_FOR = ("run",)
 
 
-class _Catalog:
-    """The catalog and its digest, built once per validation."""
-
-    def __init__(self):
-        self._built = None
-
-    def get(self) -> tuple:
-        if self._built is None:
-            scenarios = catalog_mod.catalog()
-            self._built = ({s.name: s for s in scenarios}, catalog_mod.digest(scenarios))
-        return self._built
+@dataclass(frozen=True)
+class Binding:
+    """What one results file is shown to be."""
+    file: str
+    bound: bool
+    scope: str          # what the records are, in words ("the whole catalog (641 scenarios)")
+    full: bool = False  # bound to the whole catalog, no filter
 
 
-CATALOG = _Catalog()
+def _unbound(name: str, why: str) -> Binding:
+    return Binding(name, False, f"unbound: these records are not claimed to be the catalog ({why})")
 
 
-def _provenance_problems(prov) -> list:
-    if not isinstance(prov, dict):
-        return ["provenance is not an object"]
-    harness, sel = prov.get("harness"), prov.get("selection")
-    out = []
-    if not isinstance(harness, dict) or not isinstance(harness.get("version"), str):
-        out.append("provenance.harness.version missing")
-    if not isinstance(prov.get("catalog_digest"), str) or len(prov["catalog_digest"]) != 64:
-        out.append("provenance.catalog_digest is not a SHA-256")
-    if not isinstance(prov.get("command"), list) or not all(isinstance(a, str) for a in prov["command"]):
-        out.append("provenance.command is not a list of strings")
-    if not isinstance(sel, dict) or not all(sel.get(k) is None or isinstance(sel.get(k), str)
-                                            for k in ("filter", "scenarios")):
-        out.append("provenance.selection is not {filter, scenarios}")
-    return out
+def _names_are_catalog(group: Group, name: str, data: dict, table) -> None:
+    """Every scenario under a catalog name is that catalog scenario."""
+    for sname, d in sorted((data.get("scenarios") or {}).items()):
+        want = table.hashes.get(sname)
+        if want is not None:
+            got = catalog_table.text_hash(catalog_table.canonical(d))
+            group.check(got == want, f"{name}: scenario {sname!r} carries the name of a catalog scenario "
+                                     "but differs from it (inputs, wrt, tags or flags)")
 
 
-def check(group: Group, name: str, data: dict) -> None:
-    """Add the binding checks of one results file to its group."""
+def check(group: Group, name: str, data: dict, table) -> Binding:
+    """Add the binding checks of one results file (already schema-checked) to its group."""
+    _names_are_catalog(group, name, data, table)
     prov = data.get("provenance")
     if prov is None:
         if data.get("kind") in REQUIRED_FOR:
             group.fail(f"{name}: no provenance (which harness and catalog produced these records)")
-        else:
-            group.note(f"{name}: catalog not checked: the file records no provenance (kind {data.get('kind')!r})")
-        return
-    problems = _provenance_problems(prov)
-    if not group.item(problems, f"{name}: provenance"):
-        return
-    by_name, digest = CATALOG.get()
-    recorded = prov["harness"]
-    if prov["catalog_digest"] != digest:
-        _different(group, name, prov, recorded, digest)
-        return
-    _bind(group, name, data, by_name, prov["selection"])
+        return _unbound(name, "the file records no provenance")
+    harness = prov["harness"]
+    if prov["catalog_digest"] != table.digest:
+        if harness["version"] == __version__ and harness["commit"] is None:
+            group.fail(f"{name}: recorded catalog digest {prov['catalog_digest'][:12]} is not the catalog of "
+                       f"harness {__version__} ({table.digest[:12]}), the version the file claims")
+        return _unbound(name, f"made with catalog {prov['catalog_digest'][:12]} of harness {harness['version']}, "
+                              f"not this validator's {table.digest[:12]}: validate it with that harness")
+    sel = prov["selection"]
+    if sel["scenarios"] is not None:
+        return _unbound(name, f"scenarios from a file, {sel['scenarios']!r}")
+    return _bind(group, name, data, table, sel["filter"])
 
 
-def _different(group, name, prov, recorded, digest) -> None:
-    if recorded.get("version") == __version__ and recorded.get("commit") is None:
-        group.fail(f"{name}: recorded catalog digest {prov['catalog_digest'][:12]} is not the catalog of "
-                   f"harness {__version__} ({digest[:12]}), the version the file claims")
-        return
-    group.note(f"{name}: catalog not checked: recorded catalog {prov['catalog_digest'][:12]} (harness "
-               f"{recorded.get('version')}, commit {str(recorded.get('commit'))[:12]}) is not this "
-               f"validator's {digest[:12]} (harness {__version__})")
-
-
-def _bind(group, name, data, by_name, sel) -> None:
-    scenarios = data.get("scenarios") or {}
-    from_file = sel.get("scenarios") is not None
-    for sname, d in sorted(scenarios.items()):
-        want = by_name.get(sname)
-        if want is None:
-            group.check(from_file, f"{name}: scenario {sname!r} is not in the catalog (and no scenario file "
-                                   "was recorded)")
-        else:
-            group.check(want.to_dict() == d, f"{name}: scenario {sname!r} differs from the catalog's "
-                                             "scenario of that name (inputs, wrt, tags or flags)")
-    if from_file:
-        group.note(f"{name}: the record set is not checked against the catalog: scenarios came from "
-                   f"{sel['scenarios']!r}")
-        return
-    want_names = {s for s in by_name if selection.matches(s, sel.get("filter"))}
-    devices = sorted({r.get("device") for r in data.get("records") or [] if isinstance(r, dict)})
+def _bind(group: Group, name: str, data: dict, table, flt) -> Binding:
+    want = [n for n in table.names if selection.matches(n, flt)]
+    want_set = set(want)
+    extra = sorted(set(data["scenarios"]) - want_set)
+    group.check(not extra, f"{name}: {len(extra)} scenarios are not the catalog's under filter {flt!r} "
+                           f"(first {extra[:1]})")
+    records = data["records"]
+    devices = sorted({r["device"] for r in records})
     for dev in devices or ["(none)"]:
-        have = {r.get("scenario") for r in data.get("records") or []
-                if isinstance(r, dict) and r.get("device") == dev}
-        missing, extra = sorted(want_names - have), sorted(have - want_names)
-        group.check(not missing and not extra,
-                    f"{name}: records on {dev} are not the catalog under filter {sel.get('filter')!r}: "
-                    f"{len(missing)} missing (first {missing[:1]}), {len(extra)} extra (first {extra[:1]})")
+        have = [r["scenario"] for r in records if r["device"] == dev]
+        missing, more = sorted(want_set - set(have)), sorted(set(have) - want_set)
+        group.check(not missing and not more and len(have) == len(want_set),
+                    f"{name}: records on {dev} are not the catalog under filter {flt!r}: "
+                    f"{len(missing)} missing (first {missing[:1]}), {len(more)} extra (first {more[:1]})")
+    where = " and ".join(devices) or "no device"
+    if flt:
+        return Binding(name, True, f"bound: the catalog under filter {flt!r} ({len(want)} of its "
+                                   f"{len(table.names)} scenarios) on {where}")
+    return Binding(name, True, f"bound: the whole catalog ({len(want)} scenarios) on {where}", full=True)

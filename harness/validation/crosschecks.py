@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..core import jsonio
-from ..evidence import paths, probes
+from ..evidence import paths, probes, strict
 from .groups import Group
 
 VERDICTS = {0: "VERDICT: defect absent", 1: "VERDICT: defect present", 125: "VERDICT: cannot test"}
@@ -55,7 +54,7 @@ def _probe_problem(name: str, rec: dict, data: dict) -> str | None:
 
 def probe_group(ev) -> list:
     outputs = [n for n in sorted(ev.files) if probes.parse_output_name(n)]
-    results = jsonio.member(ev.files, paths.RESULTS)
+    results = strict.member(ev.files, paths.RESULTS)
     if not outputs or not isinstance(results, dict):
         return []
     g = Group("probe outputs vs results.json", "cross-checks")
@@ -75,12 +74,12 @@ def probe_group(ev) -> list:
 # --- native runs against commands.json -----------------------------------------------------
 
 def native_group(ev, folder: str, verified: set) -> list:
-    commands = jsonio.member(ev.files, folder + paths.COMMANDS)
+    commands = strict.member(ev.files, folder + paths.COMMANDS)
     if not isinstance(commands, list):
         return []
     g = Group(f"{folder}{paths.COMMANDS} vs results", "cross-checks")
     for variant, results_name in _native_results(ev.files, folder):
-        data = jsonio.member(ev.files, results_name)
+        data = strict.member(ev.files, results_name)
         runs = [c for c in commands if isinstance(c, dict) and _is_run(c.get("id"), variant)]
         crashed = sum(r.get("status") == "crashed" for r in _records(data))
         failed_runs = sum(c.get("exit_code") != 0 for c in runs)
@@ -113,7 +112,7 @@ def _is_run(cid, variant: str) -> bool:
 # --- version matrix against its logs ---------------------------------------------------------
 
 def versions_group(ev, folder: str) -> list:
-    doc = jsonio.member(ev.files, folder + paths.VERSIONS)
+    doc = strict.member(ev.files, folder + paths.VERSIONS)
     if not isinstance(doc, dict):
         return []
     g = Group(f"{folder}{paths.VERSIONS} vs probe logs", "cells")
@@ -167,9 +166,9 @@ def environment_group(ev) -> list:
         return []
     g = Group("environment consistency", "records")
     for n in names:
-        env = jsonio.member(ev.files, n)
+        env = strict.member(ev.files, n)
         problems = environment_problems(env)
-        results = jsonio.member(ev.files, paths.folder(n) + paths.RESULTS)
+        results = strict.member(ev.files, paths.folder(n) + paths.RESULTS)
         listed = set((env or {}).get("devices") or {}) if isinstance(env, dict) else set()
         used = {r.get("device") for r in _records(results)}
         if listed and used - listed:

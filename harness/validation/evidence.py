@@ -1,29 +1,58 @@
 """Validate loaded evidence (a run directory or bundle): one group of checks per file.
 
 The manifest first (every listed file present with its hash, nothing unlisted,
-no path outside the bundle); then each evidence file by its kind (the KINDS
-table): results files recomputed from their recorded inputs with the float64
-references and every verdict re-derived; environment records; native command
-records and the pristine-vs-patched table; fuzz findings; version matrices;
-finally the recorded probe outputs and a regenerated SUMMARY.md.
+no path outside the bundle). Then every JSON file is read within fixed bounds
+(evidence/strict.py) and held to its published schema (evidence/schemas/, by
+the KINDS table; a JSON file of no kind is refused); then each is checked by
+its kind: results files recomputed from their recorded inputs with the float64
+references, every verdict re-derived and the record set bound to the catalog
+(or said to be unbound); environment records; native command records and the
+pristine-vs-patched table re-derived; fuzz findings bound to their index,
+reproducers and campaign; version matrices; finally the recorded probe outputs,
+the cross-checks between files and a regenerated SUMMARY.md.
 
-Imports numpy and the reference path only, never mlx.
+What the checks establish is the first trust level, "consistent"; the facts
+they gather (bindings, what can be replayed) are what the verdict lines
+(verdicts.py) state. Imports numpy and the reference path only, never mlx.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core import jsonio
 from ..evidence import manifest, paths, probes, summary
 from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
-from . import binding, crosschecks
+from . import binding, catalog_table, crosschecks, schema
 from . import fuzz as fuzz_checks
 from . import native as native_checks
 from . import records
 from . import versions as versions_checks
 from .groups import Group
+
+
+@dataclass
+class Facts:
+    """What the checks found out beyond pass / fail, for the verdict lines."""
+    bindings: list = field(default_factory=list)    # binding.Binding per results file
+    fuzz: list = field(default_factory=list)        # fuzz.FuzzFacts per findings.json
+    gates: list = field(default_factory=list)       # native.GateFacts per comparison.json
+    mlx_tests: dict = field(default_factory=dict)   # folder -> (ok, line)
+    versions: list = field(default_factory=list)    # folders holding a versions.json
+
+
+@dataclass
+class Context:
+    """What every file checker may consult besides its own file."""
+    ev: Evidence
+    verified: set      # manifest paths whose hash verified
+    recomputer: records.Recomputer
+    table: catalog_table.Table
+    facts: Facts
+
+    @property
+    def files(self):
+        return self.ev.files
 
 
 def check_manifest(ev: Evidence) -> tuple:
@@ -53,42 +82,21 @@ def check_manifest(ev: Evidence) -> tuple:
     return g, verified, named
 
 
-def _json(ev: Evidence, name: str, group: Group):
-    if name not in ev.files:
-        group.fail(f"{name}: missing")
-        return None
-    try:
-        return jsonio.parsed(ev.files[name])
-    except (ValueError, UnicodeDecodeError) as e:
-        group.fail(f"{name}: not valid JSON ({e})")
-        return None
-
-
-@dataclass
-class Context:
-    """What every file checker may consult besides its own file."""
-    ev: Evidence
-    verified: set      # manifest paths whose hash verified
-    recomputer: records.Recomputer
-
+# --- the checkers, one per kind (called with schema-valid data) --------------------------------------
 
 def check_results(g: Group, ctx: Context, name: str, data) -> None:
     records.check_results(g, name, data, ctx.recomputer)
-    if isinstance(data, dict) and data.get("schema") == records.results.SCHEMA:
-        binding.check(g, name, data)
-    g.detail = f"recomputed {len(data.get('records') or []) if isinstance(data, dict) else 0} records, "
+    ctx.facts.bindings.append(binding.check(g, name, data, ctx.table))
+    g.detail = f"recomputed {len(data['records'])} records, "
 
 
 def check_environment(g: Group, ctx: Context, name: str, env) -> None:
-    g.check(isinstance(env, dict) and "python" in env and "platform" in env,
-            f"{name}: not an environment record (needs python and platform)")
     sibling = paths.folder(name) + paths.RESULTS
-    if sibling in ctx.ev.files:
-        try:
-            recorded = jsonio.parsed(ctx.ev.files[sibling]).get("environment")
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            recorded = None
-        g.check(recorded == env, f"{name}: differs from the environment inside {sibling}")
+    recorded = ctx.files.doc(sibling)
+    if isinstance(recorded, dict):
+        g.check(recorded.get("environment") == env, f"{name}: differs from the environment inside {sibling}")
+    else:
+        g.check(True)
 
 
 def check_commands(g: Group, ctx: Context, name: str, data) -> None:
@@ -96,56 +104,103 @@ def check_commands(g: Group, ctx: Context, name: str, data) -> None:
 
 
 def check_comparison(g: Group, ctx: Context, name: str, data) -> None:
-    folder = paths.folder(name)
-    pristine = _json(ctx.ev, folder + paths.results_for("pristine"), g)
-    patched = _json(ctx.ev, folder + paths.results_for("patched"), g)
-    if pristine is not None and patched is not None:
-        native_checks.check_comparison(g, folder, data, pristine, patched)
+    ctx.facts.gates.append(native_checks.check_comparison(g, paths.folder(name), data, ctx.files, ctx.table))
 
 
 def check_findings(g: Group, ctx: Context, name: str, data) -> None:
-    fuzz_checks.check_findings(g, paths.folder(name), ctx.ev.files, ctx.recomputer)
+    ctx.facts.fuzz.append(fuzz_checks.check_findings(g, paths.folder(name), ctx.files, ctx.recomputer))
 
 
 def check_versions(g: Group, ctx: Context, name: str, doc) -> None:
-    versions_checks.check_versions(g, paths.folder(name), doc, ctx.ev.files, ctx.verified)
+    versions_checks.check_versions(g, paths.folder(name), doc, ctx.files, ctx.verified)
+    ctx.facts.versions.append(paths.folder(name))
+
+
+def check_mlx_tests(g: Group, ctx: Context, name: str, doc) -> None:
+    ctx.facts.mlx_tests[paths.folder(name)] = native_checks.check_mlx_tests(g, name, doc)
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of evidence file: which paths are of it, what its group counts,
-    the checker (group, context, path, parsed JSON), and whether the file alone
-    makes a directory evidence (environment.json does not)."""
+    """One kind of evidence file: which paths are of it, its published schema, what
+    its group counts and the checker (group, context, path, parsed JSON; None: the
+    schema is all, or another kind's checker reads it), and whether the file alone
+    makes a directory evidence."""
     matches: Callable
-    noun: str
-    check: Callable
-    defines_layout: bool = True
+    schema: str
+    noun: str = "checks"
+    check: Callable | None = None
+    defines_layout: bool = False
 
 
 def _named(base: str) -> Callable:
     return lambda name: paths.basename(name) == base
 
 
-# In output order.
+def _in(folder: str) -> Callable:
+    return lambda name: paths.basename(paths.folder(name)[:-1]) == folder and name.endswith(".json")
+
+
+# In output order; the first kind a path matches is its kind.
 KINDS = (
-    Kind(paths.is_results, "checks", check_results),
-    Kind(_named(paths.ENVIRONMENT), "checks", check_environment, defines_layout=False),
-    Kind(_named(paths.COMMANDS), "commands", check_commands),
-    Kind(_named(paths.COMPARISON), "rows", check_comparison, defines_layout=False),
-    Kind(_named(paths.FINDINGS), "checks", check_findings),
-    Kind(_named(paths.VERSIONS), "checks", check_versions),
+    Kind(fuzz_checks.is_record_file, "fuzz-finding.schema.json"),
+    Kind(_in("candidates"), "regression.schema.json"),
+    Kind(paths.is_results, "results.schema.json", "checks", check_results, True),
+    Kind(_named(paths.ENVIRONMENT), "environment.schema.json", "checks", check_environment),
+    Kind(_named(paths.COMMANDS), "commands.schema.json", "commands", check_commands, True),
+    Kind(_named(paths.COMPARISON), "comparison.schema.json", "rows", check_comparison),
+    Kind(_named(native_checks.MLX_TESTS), "mlx-tests.schema.json", "rows", check_mlx_tests),
+    Kind(_named(paths.FINDINGS), "findings-index.schema.json", "checks", check_findings, True),
+    Kind(_named(paths.VERSIONS), "versions.schema.json", "checks", check_versions, True),
+    Kind(_named(paths.CAMPAIGN), "campaign.schema.json"),
+    Kind(_named(paths.SCENARIOS), "scenarios.schema.json"),
+    Kind(_named(native_checks.GATE), "gate.schema.json"),
+    Kind(_named("fuzz-summary.json"), "fuzz-summary.schema.json"),
+    Kind(_named("replay.json"), "gate-replay.schema.json"),
 )
 
 
-def kind_groups(kind: Kind, ctx: Context, names: set) -> list:
+def kind_of(name: str) -> Kind | None:
+    return next((k for k in KINDS if k.matches(name)), None)
+
+
+def _readable(ctx: Context, name: str, kind: Kind, g: Group):
+    """The parsed file when it is strict JSON within bounds and follows its schema."""
+    data = ctx.files.doc(name)
+    if data is None:
+        g.fail(ctx.files.problems.get(name) or f"{name}: missing")
+        return None
+    why = schema.problem(kind.schema, data)
+    if why:
+        g.fail(f"{name}: {why}")
+        return None
+    return data
+
+
+def file_groups(ctx: Context, names: set) -> list:
+    """Every JSON file: parsed, schema-checked, then checked by its kind."""
+    json_names = sorted(n for n in names if n.endswith(".json"))
+    plain = Group("other JSON files", "files follow their schemas")
+    by_kind = {k: [] for k in KINDS}
+    for name in json_names:
+        kind = kind_of(name)
+        if kind is None:
+            plain.fail(f"{name}: no schema: not a file mlx-vjpcheck writes")
+            continue
+        by_kind[kind].append(name)
     out = []
-    for name in sorted(n for n in names if kind.matches(n)):
-        g = Group(name, kind.noun)
-        data = _json(ctx.ev, name, g)
-        if data is not None:
-            _guarded(g, kind.check, g, ctx, name, data)
-        out.append(g)
-    return out
+    for kind in KINDS:
+        for name in by_kind[kind]:
+            if kind.check is None:
+                if _readable(ctx, name, kind, plain) is not None:
+                    plain.check(True)
+                continue
+            g = Group(name, kind.noun)
+            data = _readable(ctx, name, kind, g)
+            if data is not None:
+                _guarded(g, kind.check, g, ctx, name, data)
+            out.append(g)
+    return out + ([plain] if plain.total else [])
 
 
 def probe_groups(ev: Evidence) -> list:
@@ -171,21 +226,38 @@ def known_layout(names: set) -> bool:
     return any(k.matches(n) for k in KINDS if k.defines_layout for n in names)
 
 
-def validate(ev: Evidence) -> list:
-    """All check groups for loaded evidence; raises BadInput for an unknown layout."""
+def _gate_verdicts(ctx: Context) -> None:
+    gate_doc = ctx.files.doc(native_checks.GATE)
+    fixes = gate_doc.get("fixes") if isinstance(gate_doc, dict) else None
+    for facts in ctx.facts.gates:
+        what = "native" if facts.folder else "harness"
+        native_checks.gate_verdict(facts, fixes, what)
+
+
+def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:
+    """(check groups, facts) for loaded evidence; raises BadInput for an unknown layout."""
+    facts = Facts()
     if ev.problems:
         g = Group("archive", "entries")
         for why in ev.problems:
             g.fail(f"rejected: {why}")
-        return [g]
+        return [g], facts
     mg, verified, named = check_manifest(ev)
     names = set(ev.files) | {n for n in named if not unsafe_path(n)}
     if not known_layout(names):
         raise BadInput(f"{ev.source}: unknown layout (no results*.json, {paths.COMMANDS}, "
                        f"{paths.FINDINGS} or {paths.VERSIONS})")
-    ctx = Context(ev, verified, records.Recomputer())
-    groups = [mg] + [g for kind in KINDS for g in kind_groups(kind, ctx, names)]
-    return groups + probe_groups(ev) + crosschecks.groups(ev, verified) + summary_groups(ev)
+    table = catalog_table.get(use_cache)
+    ctx = Context(ev, verified, records.Recomputer(table), table, facts)
+    groups = [mg] + file_groups(ctx, {n for n in names if n in ev.files})
+    _gate_verdicts(ctx)
+    groups += probe_groups(ev) + crosschecks.groups(ev, verified) + summary_groups(ev)
+    return groups, facts
+
+
+def validate(ev: Evidence) -> list:
+    """All check groups for loaded evidence; raises BadInput for an unknown layout."""
+    return validate_all(ev)[0]
 
 
 def _guarded(group: Group, fn, *args) -> None:

@@ -1,70 +1,170 @@
-"""Fuzz findings: each finding's records recomputed like run records, and each
-finding listed in findings.json has its record file and a reproducer.
+"""Fuzz evidence: the index, the record files, the reproducers and campaign.json
+bound to each other, and every finding's record recomputed.
 
-Reproducer scripts are only looked up by name; they are never run.
+* findings.json lists exactly the record files under findings/ (one per
+  signature, named after it), each with its reproducer; nothing else lies there.
+* Each record file's record is re-checked like a run record (the float64
+  reference recomputed, every check by its oracle's rule), and the finding is
+  re-derived from the re-checked record: the judging policy must confirm it and
+  give its signature, and the index entry's op, gradient, oracle, kind, form,
+  oracles, size, device and scenario name must follow from the record.
+* Each reproducer is the script this package writes for that record, byte for
+  byte (regenerated here; scripts are never run).
+* campaign.json lists the same signatures, and whether the campaign can be run
+  again to the same findings is re-derived (evidence/campaigns.py).
+
+What no offline check can show: that the campaign found nothing more. The
+verdict says whether `mlx-vjpcheck replay --campaign` can (a campaign that ended
+on its case budget), or that the absence of other findings is not reproducible.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ..core import jsonio
+from ..cases import reproducer
+from ..evidence import campaigns, paths
+from ..judging import judge
 from . import records
+from .groups import Group
 
 
-def _listed_files(index, folder: str) -> list | None:
-    """Files findings.json says each finding has, when its shape says which."""
-    if isinstance(index, dict) and isinstance(index.get("findings"), list):
-        index = index["findings"]
-    if not isinstance(index, list):
+@dataclass(frozen=True)
+class FuzzFacts:
+    folder: str
+    findings: int
+    replayable: dict      # evidence/campaigns.py's rule, re-derived
+    interrupted: bool
+
+
+def reproducer_text(detail: dict, entry: dict, s) -> str:
+    """The reproducer fuzz/findings.py writes for a finding (same arguments, same text)."""
+    title = (f"{entry['op']}: {entry['gradient']} flagged by the {entry['oracle']} oracle ({entry['kind']}), "
+             f"call form {entry['form']}")
+    return reproducer.render(s, title=title, expected=detail["expected"],
+                             description=f"mlx-vjpcheck fuzz finding {entry['signature']}.",
+                             exact=entry["oracle"] == "exact_zero", isolate=entry["kind"].startswith("crash"))
+
+
+def _derived(s, rechecked: list, rec: dict) -> dict | None:
+    """The index fields that follow from a re-checked record (None: not a finding)."""
+    verdict = judge.judge(s, rechecked, rec["error"], crashed=rec["status"] == "crashed")
+    if not verdict.failures or not verdict.confirmed:
         return None
-    out = []
-    for f in index:
-        sig = f.get("signature") if isinstance(f, dict) else f
-        paths = (f.get("files") if isinstance(f, dict) else None) or {"record": f"findings/{sig}.json"}
-        out += [(sig, folder + str(p)) for p in paths.values()]
+    first = verdict.failures[0]
+    return {"signature": judge.signature(s, first), "op": s.op, "gradient": first["gradient"],
+            "oracle": first["oracle"], "kind": first["kind"], "form": s.family,
+            "oracles": sorted({f["oracle"] for f in verdict.failures}),
+            "size": sum(len(t.values) for t in s.operands.values()), "scenario_name": s.name,
+            "device": rec["device"]}
+
+
+def _entry_problems(entry: dict, detail: dict, derived: dict | None) -> list:
+    if derived is None:
+        return ["the re-checked record shows no confirmed finding (no failure of the float64 reference "
+                "or a VJP that raised)"]
+    out = [f"{k} {entry[k]!r} but the re-checked record gives {v!r}" for k, v in derived.items()
+           if entry.get(k) != v]
+    out += [f"the record file's {k} {detail[k]!r} is not the index's {entry[k]!r}"
+            for k in ("signature", "oracle", "oracles", "size") if detail[k] != entry[k]]
     return out
 
 
-def _expected_problems(finding: dict, rc) -> list:
-    """A finding's own copy of the expected values must be the reference's."""
-    exp = finding.get("expected")
-    if not isinstance(exp, dict):
-        return []
-    _, want = rc.get(finding["scenario"])
-    return [f"expected[{k!r}] differs from the recomputed float64 reference" for k, v in sorted(exp.items())
-            if k not in want or not records.agree(v, want[k])]
-
-
-def _records(finding: dict) -> list:
-    if isinstance(finding.get("records"), list):
-        return finding["records"]
-    if isinstance(finding.get("record"), dict):
-        return [finding["record"]]
-    return [finding] if "checks" in finding else []
-
-
-def check_findings(group, folder: str, files: dict, rc) -> None:
-    index = jsonio.member(files, folder + "findings.json")
-    listed = _listed_files(index, folder)
-    record_files = sorted(n for n in files if n.startswith(folder + "findings/") and n.endswith(".json"))
-    for sig, path in listed or []:
-        group.check(path in files, f"{folder}findings.json: finding {sig!r}: {path} is missing")
-    scripts = [PurePosixPath(n).name for n in files if n.endswith(".py")]
-    for name in record_files:
-        stem = PurePosixPath(name).stem
-        group.check(any(stem in s for s in scripts), f"{name}: no reproducer script named after {stem!r}")
-        finding = jsonio.member(files, name)
-        if not isinstance(finding, dict) or not isinstance(finding.get("scenario"), dict):
-            group.fail(f"{name}: no scenario recorded")
-            continue
+def _check_one(group: Group, folder: str, entry: dict, files, rc) -> None:
+    sig = entry["signature"]
+    name = folder + entry["files"]["record"]
+    detail = files.doc(name)
+    if detail is None:
+        return   # missing or not valid: reported by the file checks
+    if detail["record"].get("context", "fuzz") != "fuzz":   # the native suite's records name none
+        group.fail(f"{name}: the record is not a fuzz record (context {detail['record'].get('context')!r})")
+        return
+    try:
+        group.item(_expected_problems(detail, rc), f"{name}: expected values")
+    except Exception as e:   # a malformed scenario is a failed check, not a crash
+        group.fail(f"{name}: scenario cannot be recomputed ({type(e).__name__}: {e})")
+        return
+    done = records.check_record(group, f"{name} record", detail["scenario"], detail["record"], rc, strict=False)
+    if done is None:
+        return
+    s, rechecked = done
+    group.item(_entry_problems(entry, detail, _derived(s, rechecked, detail["record"])),
+               f"{folder}{paths.FINDINGS}: finding {sig}")
+    script = folder + entry["files"]["reproducer"]
+    if script in files:
         try:
-            group.item(_expected_problems(finding, rc), f"{name}: expected values")
-        except Exception as e:   # a malformed scenario is a failed check, not a crash
-            group.fail(f"{name}: scenario cannot be recomputed ({type(e).__name__}: {e})")
-            continue
-        for n, rec in enumerate(_records(finding)):
-            if isinstance(rec, dict) and isinstance(rec.get("checks"), list):
-                records.check_record(group, f"{name} record {n}", finding["scenario"], rec, rc,
-                                              strict=False)
+            same = files[script] == reproducer_text(detail, entry, s).encode("utf-8")
+        except Exception as e:
+            same, why = False, f"cannot be regenerated ({type(e).__name__}: {e})"
+        else:
+            why = "is not the reproducer this package writes for the record"
+        group.check(same, f"{script}: {why}")
 
 
+def _expected_problems(detail: dict, rc) -> list:
+    """A finding's own copy of the expected values must be the reference's."""
+    _, want = rc.get(detail["scenario"])
+    exp = detail["expected"]
+    out = [f"expected[{k!r}] differs from the recomputed float64 reference" for k, v in sorted(exp.items())
+           if k not in want or not records.agree(v, want[k])]
+    missing = sorted(set(want) - set(exp))
+    return out + ([f"expected values missing for {missing}"] if missing else [])
+
+
+def _layout_problems(folder: str, index: list, files) -> list:
+    """The index, the files under findings/ and their names, one to one."""
+    out, sigs = [], [e["signature"] for e in index]
+    dupes = sorted({s for s in sigs if sigs.count(s) > 1})
+    if dupes:
+        out.append(f"signature {dupes[0]!r} is listed twice")
+    want = set()
+    for e in index:
+        for key, path in (("record", f"{paths.FINDINGS_DIR}/{e['signature']}.json"),
+                          ("reproducer", f"{paths.FINDINGS_DIR}/{e['signature']}_repro.py")):
+            if e["files"][key] != path:
+                out.append(f"finding {e['signature']!r}: {key} file {e['files'][key]!r} is not {path!r}")
+            want.add(folder + path)
+    have = {n for n in files if n.startswith(folder + paths.FINDINGS_DIR + "/")}
+    out += [f"{n} is missing (listed in {folder}{paths.FINDINGS})" for n in sorted(want - have)]
+    out += [f"{n} is not a file the index lists" for n in sorted(have - want)]
+    return out
+
+
+def _campaign_problems(folder: str, camp, index: list) -> list:
+    if camp is None:
+        return [f"{folder}{paths.CAMPAIGN} is missing or unreadable"]
+    listed = [f["signature"] for f in camp["findings"]]
+    out = []
+    if sorted(listed) != sorted(e["signature"] for e in index):
+        out.append(f"{folder}{paths.CAMPAIGN} lists {len(listed)} findings, {folder}{paths.FINDINGS} "
+                   f"{len(index)}: not the same signatures")
+    if camp["schema"] == campaigns.SCHEMA:
+        ended = campaigns.ended_by(camp["interrupted"], camp["stats"]["cases"], camp["max_cases"]) \
+            if not camp.get("shard_stats") else camp["ended_by"]
+        if ended != camp["ended_by"] or camp["replayable"] != campaigns.replayable(camp):
+            out.append(f"{folder}{paths.CAMPAIGN}: ended_by / replayable do not follow from the campaign's "
+                       "own counts (evidence/campaigns.py)")
+        db = sorted(e["signature"] for e in index if e["from_database"])
+        if sorted(camp.get("from_database") or []) != db:
+            out.append(f"{folder}{paths.CAMPAIGN}: from_database differs from the index's")
+    return out
+
+
+def check_findings(group: Group, folder: str, files, rc) -> FuzzFacts:
+    """Every check of one findings.json (schema-checked, as are its record files)."""
+    index = files.doc(folder + paths.FINDINGS)
+    camp = files.doc(folder + paths.CAMPAIGN)
+    group.item(_layout_problems(folder, index, files), f"{folder}{paths.FINDINGS}: files")
+    group.item(_campaign_problems(folder, camp, index), f"{folder}{paths.FINDINGS}: campaign")
+    for entry in index:
+        _check_one(group, folder, entry, files, rc)
+    python = isinstance(camp, dict) and camp.get("schema") == campaigns.SCHEMA
+    replay = campaigns.replayable(camp) if python else {
+        "by_seed": False, "why": "not a campaign of `mlx-vjpcheck fuzz`"}
+    return FuzzFacts(folder, len(index), replay, bool(isinstance(camp, dict) and camp.get("interrupted")))
+
+
+def is_record_file(name: str) -> bool:
+    """findings/<signature>.json beside a findings.json."""
+    parent = paths.folder(name)
+    return name.endswith(".json") and PurePosixPath(parent).name == paths.FINDINGS_DIR

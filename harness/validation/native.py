@@ -1,34 +1,66 @@
-"""Native evidence: every recorded command has an exit code and its logs, and
-the pristine-vs-patched table follows from the two results files."""
+"""Native evidence: every recorded command has an exit code and its logs; the
+pristine-vs-patched table is re-derived, not read.
+
+Each row's statuses come from the two results files, and what the row says
+about its scenario comes from this package, never from the row:
+
+* a catalog scenario (its name is one, and it must be that scenario byte for
+  byte): expects a defect when its tags say so, always in scope;
+* a regression-corpus entry this package ships (harness/regressions/, matched
+  by scenario name, and equal to it): its signature, its recorded pristine
+  status, whether the patch is meant to fix it and why not;
+* anything else came from a scenario file given to the gate: a finding expects
+  a defect and is in scope; a corpus-format file's scope is that file's own
+  word, which no offline check can verify: such rows are counted as
+  "self-declared", and `--expect gate-pass` refuses them unless allowed.
+
+The gate verdict is then this module's own rule over the re-derived rows (the
+scope: the ops whose scenarios change, all of gather_mm / gather_qmm when one
+does, or the recorded --fixes), and MLX's own tests are re-judged from their
+recorded outcomes. A gate that ran less than the whole catalog and corpus is
+"unbound", as a results file is (binding.py).
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from ..cases import bind, files as case_files
+from ..core.scenario import Scenario
+from ..evidence import paths
 from ..evidence.safezip import unsafe_path
+from . import catalog_table
+
+TARGET = ("gather_mm", "gather_qmm")   # the ops this project's patch is about (native/gate.py)
+VARIANTS = ("pristine", "patched")
+MLX_TESTS = "mlx-tests.json"
+GATE = "gate.json"
+GOOD = ("pass", "xfail")               # MLX test outcomes that count as passing (native/mlxtests.py)
+
+
+@dataclass
+class GateFacts:
+    folder: str
+    rows: list = field(default_factory=list)      # re-derived rows
+    self_declared: int = 0                        # rows whose scope only a scenario file states
+    bound: bool = False
+    scope_text: str = ""
+    ok: bool = False
+    line: str = ""
 
 
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+# --- commands --------------------------------------------------------------------------------------
 
-
-def _command_problems(c, folder: str, listed: set, ids: set) -> list:
-    if not isinstance(c, dict):
-        return ["not an object"]
+def _command_problems(c: dict, folder: str, listed: set, ids: set) -> list:
     out = []
-    if not isinstance(c.get("id"), str) or not c["id"] or c["id"] in ids:
-        out.append(f"id {c.get('id')!r} missing or repeated")
-    argv = c.get("argv")
-    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-        out.append("argv is not a non-empty list of strings")
-    if not _is_int(c.get("exit_code")):
-        out.append(f"exit code {c.get('exit_code')!r} is not an integer")
-    if not _is_number(c.get("seconds")):
-        out.append(f"seconds {c.get('seconds')!r} is not a number")
+    if c["id"] in ids:
+        out.append(f"id {c['id']!r} repeated")
     for stream in ("stdout", "stderr"):
-        rel = c.get(stream)
-        why = unsafe_path(rel) if isinstance(rel, str) else f"no {stream} log path"
+        rel = c[stream]
+        why = unsafe_path(rel)
         if why:
             out.append(f"{stream}: {why}")
         elif folder + rel not in listed:
@@ -36,57 +68,185 @@ def _command_problems(c, folder: str, listed: set, ids: set) -> list:
     return out
 
 
-def check_commands(group, folder: str, data, listed: set) -> None:
+def check_commands(group, folder: str, data: list, listed: set) -> None:
     """listed: the manifest's paths that exist with a verified hash."""
-    if not isinstance(data, list) or not data:
-        group.fail(f"{folder}commands.json: not a non-empty list of commands")
-        return
     ids = set()
     for n, c in enumerate(data):
-        name = c.get("id") if isinstance(c, dict) else None
-        group.item(_command_problems(c, folder, listed, ids), f"{folder}commands.json: command {name or n!r}")
-        if isinstance(name, str):
-            ids.add(name)
+        group.item(_command_problems(c, folder, listed, ids), f"{folder}{paths.COMMANDS}: command {c['id']!r}")
+        ids.add(c["id"])
 
 
-ABSENT = (None, "missing", "absent", "-")
+# --- what each row says, re-derived ---------------------------------------------------------------
+
+_CORPUS: list = []
 
 
-def _statuses(data) -> dict:
-    if not isinstance(data, dict) or not isinstance(data.get("records"), list):
-        raise ValueError("not a results file")
-    return {(r.get("scenario"), r.get("device")): r.get("status") for r in data["records"]
-            if isinstance(r, dict)}
+def corpus() -> dict:
+    """This package's regression corpus by scenario name: (canonical hash, entry)."""
+    if not _CORPUS:
+        _CORPUS.append({e.scenario.name: (catalog_table.text_hash(catalog_table.canonical(e.scenario.to_dict())), e)
+                        for e in case_files.regressions()})
+    return _CORPUS[0]
 
 
-def _row_problems(row, pristine: dict, patched: dict) -> list:
-    if not isinstance(row, dict):
-        return ["not an object"]
-    key, out = (row.get("scenario"), row.get("device")), []
-    for side, table in (("pristine", pristine), ("patched", patched)):
-        want = table.get(key)
-        got = row.get(side)
-        if (want is None and got not in ABSENT) or (want is not None and got != want):
-            out.append(f"{side} {got!r} but results-{side}.json says {want!r}")
+def _origin(name: str, scen: dict | None, table) -> tuple:
+    """(source, fields the row must carry | None when only a file says them, problem)."""
+    if scen is None:
+        return None, None, "no scenario recorded for it"
+    h = catalog_table.text_hash(catalog_table.canonical(scen))
+    if name in table.hashes:
+        s = bind(Scenario.from_dict(scen))
+        same = table.hashes[name] == h
+        return "catalog", {"expects_defect": s.expects_defect, "in_scope": True}, \
+            None if same else "differs from the catalog scenario of that name"
+    known = corpus().get(name)
+    if known is not None:
+        e = known[1]
+        want = {"expects_defect": e.expects_defect, "in_scope": e.in_scope, "source": "regression",
+                "signature": e.meta.get("signature"), "recorded_pristine": e.meta["pristine"]["status"]}
+        if not e.in_scope:
+            want["reason"] = e.reason
+        return "regression", want, None if known[0] == h else "differs from the corpus entry of that name"
+    return "file", None, None
+
+
+def _file_row_problems(row: dict, scen: dict) -> tuple:
+    """A row from a scenario file: (problems, self-declared?)."""
+    s = bind(Scenario.from_dict(scen))
+    source = row.get("source")
+    if source == "finding":
+        return ([] if row.get("expects_defect") is True and row.get("in_scope", True) is True
+                else ["a finding expects a defect and is in scope"]), False
+    if source == "catalog":
+        return ([] if row.get("expects_defect") == s.expects_defect and row.get("in_scope", True) is True
+                else ["expects_defect / in_scope do not follow from the scenario's tags"]), False
+    return [], True
+
+
+def _row_problems(row: dict, scen: dict | None, pristine: dict, patched: dict, table) -> tuple:
+    """(problems, self-declared?) for one row."""
+    key, out = (row["scenario"], row["device"]), []
+    for side, tab in (("pristine", pristine), ("patched", patched)):
+        if row[side] != tab.get(key):
+            out.append(f"{side} {row[side]!r} but results-{side}.json says {tab.get(key)!r}")
+    source, want, problem = _origin(row["scenario"], scen, table)
+    if problem:
+        return out + [problem], False
+    if scen is not None and row.get("op", scen["op"]) != scen["op"]:
+        out.append(f"op {row.get('op')!r} is not the scenario's {scen['op']!r}")
+    if want is None:
+        more, declared = _file_row_problems(row, scen)
+        return out + more, declared
+    if row.get("source", source) != source:
+        out.append(f"source {row.get('source')!r} but the scenario is a {source} scenario")
+    out += [f"{k} {row.get(k)!r} but this package's {source} gives {v!r}" for k, v in want.items()
+            if row.get(k, True if k == "in_scope" else None) != v and k != "source"]
+    return out, False
+
+
+def _statuses(data: dict) -> dict:
+    return {(r["scenario"], r["device"]): r["status"] for r in data["records"]}
+
+
+def _scenarios(files, folder: str) -> dict:
+    """Scenario dicts by name: the results files' and the gate's scenarios.json."""
+    out = {}
+    for base in ("", folder):
+        doc = files.doc(base + paths.SCENARIOS)
+        if isinstance(doc, dict):
+            out.update({d["name"]: d for d in doc["scenarios"]})
+    for v in VARIANTS:
+        data = files.doc(folder + paths.results_for(v))
+        if isinstance(data, dict):
+            out.update(data["scenarios"])
     return out
 
 
-def check_comparison(group, folder: str, data, pristine_data, patched_data) -> None:
-    where = f"{folder}comparison.json"
-    try:
-        pristine, patched = _statuses(pristine_data), _statuses(patched_data)
-    except ValueError:
-        group.fail(f"{where}: results-pristine.json or results-patched.json unreadable")
-        return
-    rows = data.get("rows") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        group.fail(f"{where}: no list of rows")
-        return
+def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
+    where = f"{folder}{paths.COMPARISON}"
+    facts = GateFacts(folder)
+    docs = [files.doc(folder + paths.results_for(v)) for v in VARIANTS]
+    if not all(isinstance(d, dict) for d in docs):
+        group.fail(f"{where}: results-pristine.json or results-patched.json missing or unreadable")
+        return facts
+    pristine, patched = _statuses(docs[0]), _statuses(docs[1])
+    scen = _scenarios(files, folder)
     keys = []
-    for row in rows:
-        key = (row.get("scenario"), row.get("device")) if isinstance(row, dict) else None
+    for row in data["rows"]:
+        key = (row["scenario"], row["device"])
         keys.append(key)
-        group.item(_row_problems(row, pristine, patched), f"{where}: {key}")
-    want = set(pristine) | set(patched)
-    group.check(len(keys) == len(set(keys)) and set(keys) == want,
+        try:
+            problems, declared = _row_problems(row, scen.get(row["scenario"]), pristine, patched, table)
+        except Exception as e:   # a scenario that cannot be read is a failed row, not a crash
+            problems, declared = [f"scenario cannot be read ({type(e).__name__}: {e})"], False
+        group.item(problems, f"{where}: {key}")
+        facts.self_declared += declared
+        facts.rows.append(dict(row, op=(scen.get(row["scenario"]) or {}).get("op", row.get("op"))))
+    group.check(len(keys) == len(set(keys)) and set(keys) == set(pristine) | set(patched),
                 f"{where}: rows do not cover each (scenario, device) of the two results files exactly once")
+    facts.bound = _selection_bound(scen, table)
+    return facts
+
+
+def _selection_bound(scen: dict, table) -> bool:
+    """The gate ran the whole catalog and the whole shipped corpus."""
+    return set(table.names) <= set(scen) and set(corpus()) <= set(scen)
+
+
+# --- MLX's own tests -------------------------------------------------------------------------------
+
+def change(a, b) -> str:
+    """native/mlxtests.py's rule for one test's outcomes on the two builds."""
+    good_a, good_b = a in GOOD or a == "skip", b in GOOD or b == "skip"
+    if a is None or b is None:
+        return "missing"
+    if a == b:
+        return "pre-existing" if not good_a else ""
+    if a in GOOD and not good_b:
+        return "regression"
+    if not good_a and b in GOOD:
+        return "fixed"
+    return "changed"
+
+
+def check_mlx_tests(group, name: str, doc: dict) -> tuple:
+    """Each row's change re-derived from its outcomes; (ok, line) of the tests' verdict."""
+    for r in doc["rows"]:
+        want = change(r["pristine"], r["patched"])
+        group.check(r["change"] == want, f"{name}: {r['suite']} {r['test']}: change {r['change']!r} "
+                                         f"but the outcomes give {want!r}")
+    bad = [r for r in doc["rows"] if change(r["pristine"], r["patched"]) == "regression"
+           or (change(r["pristine"], r["patched"]) == "missing" and r["pristine"] in GOOD)]
+    return not bad, (f"MLX tests: {len(doc['rows'])} rows, {len(bad)} regressions"
+                     + (f" (first: {bad[0]['suite']} {bad[0]['test']})" if bad else ""))
+
+
+# --- the gate verdict over re-derived rows ---------------------------------------------------------
+
+def scope(rows: list, fixes) -> tuple:
+    """(ops, strict ops, words): the ops the patch is held to fix."""
+    if fixes == "none":
+        return [], [], "no op (--fixes none)"
+    if isinstance(fixes, list) and fixes:
+        return sorted(fixes), sorted(fixes), f"{', '.join(sorted(fixes))} (--fixes)"
+    ops = {r["op"] for r in rows if r["pristine"] != r["patched"] and r.get("op")}
+    if ops & set(TARGET):
+        ops |= set(TARGET)
+    return sorted(ops), sorted(ops & set(TARGET)), (", ".join(sorted(ops)) or "no op") + \
+        " (the ops whose scenarios change)"
+
+
+def gate_verdict(facts: GateFacts, fixes, what: str) -> None:
+    """Fill facts.ok / facts.line: every expected defect of a strict op reproduced on
+    pristine, every scoped scenario passing patched, nothing pristine passes regressed."""
+    ops, strict, words = scope(facts.rows, fixes)
+    scoped = [r for r in facts.rows if r.get("op") in ops and r.get("in_scope", True)]
+    expected = [r for r in scoped if r.get("expects_defect")]
+    missed = [r for r in expected if r["pristine"] == "pass" and r.get("op") in strict]
+    unfixed = [r for r in scoped if r["patched"] != "pass"]
+    regressed = [r for r in facts.rows if r["pristine"] == "pass" and r["patched"] != "pass"]
+    facts.scope_text = words
+    facts.ok = bool(ops) and bool(expected) and not missed and not unfixed and not regressed
+    facts.line = (f"{what}: scope {words}; pristine reproduced {len(expected) - len(missed)}/{len(expected)} "
+                  f"expected defects, patched passes {len(scoped) - len(unfixed)}/{len(scoped)} scoped "
+                  f"scenarios, {len(regressed)} regressed")

@@ -16,6 +16,7 @@ from ..core import checks, verdict
 from ..core.scenario import OBJECTIVES, Scenario
 from ..evidence import results
 from ..judging import judge, oracles, rechecks
+from . import catalog_table
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "uint32", "int32", "int64", "uint8", "bool")
 agree = rechecks.agree   # recorded vs recomputed float64 values (used by the fuzz and native checks)
@@ -38,22 +39,26 @@ def _scenario_problems(d: dict) -> list:
 
 class Recomputer:
     """Expected values per distinct scenario, computed once per validation run
-    (records on several devices, or pristine and patched, share a scenario)."""
+    (records on several devices, or pristine and patched, share a scenario). A
+    scenario that is, byte for byte, one of this package's catalog scenarios takes
+    its expected values from the catalog table (catalog_table.py: computed by the
+    same references, kept by code version); any other is computed here."""
 
-    def __init__(self):
-        self._cache = {}
+    def __init__(self, table=None):
+        self._cache, self.table = {}, table
 
     def get(self, scen_dict: dict) -> tuple:
-        key = json.dumps(scen_dict, sort_keys=True)
+        key = catalog_table.canonical(scen_dict)
         if key not in self._cache:
             problems = _scenario_problems(scen_dict)
             if problems:
                 raise ValueError("; ".join(problems))
             s = bind(Scenario.from_dict(scen_dict))
             # Junk a lenient reader would coerce ("x" for a flag, true for 1.0) is refused.
-            if json.dumps(s.to_dict(), sort_keys=True) != key:
+            if catalog_table.canonical(s.to_dict()) != key:
                 raise ValueError("scenario is not in the form Scenario.to_dict writes")
-            self._cache[key] = (s, expected.expected(s))
+            known = self.table.expected.get(catalog_table.text_hash(key)) if self.table else None
+            self._cache[key] = (s, known if known is not None else expected.expected(s))
         return self._cache[key]
 
 
@@ -121,24 +126,25 @@ def _status_problems(s, rec, rechecked: list) -> list:
     return out
 
 
-def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, strict=True) -> None:
-    """Add one item per recorded check plus one for the record's status to `group`."""
+def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, strict=True):
+    """Add one item per recorded check plus one for the record's status to `group`;
+    (bound scenario, the checks as recomputed), or None when it cannot be recomputed."""
     with np.errstate(all="ignore"):   # forged values may overflow; the check fails, quietly
-        _check_record(group, where, scen_dict, rec, rc, strict)
+        return _check_record(group, where, scen_dict, rec, rc, strict)
 
 
-def _check_record(group, where, scen_dict, rec, rc, strict) -> None:
+def _check_record(group, where, scen_dict, rec, rc, strict):
     try:
         s, exp = rc.get(scen_dict)
         ref_tol = checks.tolerance(s.dtype)
     except Exception as e:   # any malformed scenario is a failed check, not a crash
         group.fail(f"{where}: scenario cannot be recomputed ({type(e).__name__}: {e})")
-        return
+        return None
     recorded = rec.get("checks")
     if not isinstance(recorded, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
                                                  for c in recorded):
         group.fail(f"{where}: checks is not a list of named checks")
-        return
+        return None
     by_name = {c["name"]: c for c in recorded}
     ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol))
     rechecked = []
@@ -156,7 +162,10 @@ def _check_record(group, where, scen_dict, rec, rc, strict) -> None:
             problems += _status_problems(s, rec, rechecked)
     except Exception as e:
         problems = [f"malformed record ({type(e).__name__}: {e})"]
+    if rec.get("scenario") != s.name:
+        problems.append(f"the record is of scenario {rec.get('scenario')!r}, not {s.name!r}")
     group.item(problems, f"{where}: status")
+    return s, rechecked
 
 
 def _header_problems(data: dict) -> list:

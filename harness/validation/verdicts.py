@@ -1,100 +1,160 @@
-"""What the evidence shows, beside whether it is intact: one line per evidence
-file, and the set of claims `validate_artifacts.py --expect` can demand.
+"""What the evidence shows, beside whether it is intact, and how far that can be
+trusted: one line per evidence file, the binding or reproducibility under it,
+one trust line, and the claims `validate --expect` can demand.
 
-    evidence: mlx 0.32.4 cpu, 78 pass, 25 fail, 2 error (defects present)
-    gate: pristine reproduced 27/27 expected defects, patched passed 92/92
-    fuzz: 19 findings from 12822 cases on mlx 0.32.4 cpu (defects present)
-    versions: repeated-left-indices first affected 0.26.3, ...
+    evidence: mlx 0.32.4 cpu, 568 pass, 61 fail, 12 error (defects present)
+      bound: the whole catalog (641 scenarios) on cpu
+    fuzz: 18 findings from 1765 cases on mlx 0.32.4 cpu (defects present)
+      absence of other findings: not reproducible (it ended on its time budget ...)
+    trust: consistent (...); not reproduced here (...); self-attested: the signature was not checked
 
-Computed from the same files the checks validated (a line is only as good
-as the checks above it, which the caller prints first).
+The three trust levels (harness/validation/README.md says what each proves):
+consistent (this validator: integrity, recomputation, binding, cross-checks,
+no MLX), reproduced (`mlx-vjpcheck replay` re-executes it), attested (a
+signature by a builder you trust, checked with `gh attestation verify`).
+
+Claims: `pass` (every record passes and the records are the whole catalog),
+`defects` (some bound record set, or a fuzz finding, shows a defect),
+`gate-pass` (every re-derived gate table passes over the whole catalog and
+corpus, and MLX's own tests do not regress). Unbound or partial evidence
+supports no claim unless the caller allows it (--allow-unbound), and a fuzz
+campaign's silence never supports `pass` offline.
+
+Computed from the same files the checks validated (a line is only as good as
+the checks above it, which the caller prints first).
 """
 from __future__ import annotations
 
-from ..core import jsonio
-from ..evidence import paths
+from dataclasses import dataclass, field
+
+from ..evidence import paths, strict
 
 EXPECTATIONS = ("pass", "defects", "gate-pass")
 
+CONSISTENT = ("consistent (checked offline, without MLX: hashes, schemas, every value recomputed from "
+              "the float64 references, every verdict re-derived, catalog binding, cross-checks)")
+NOT_REPRODUCED = ("not reproduced here (only re-execution shows MLX gives the recorded values: "
+                  "`mlx-vjpcheck replay EVIDENCE`)")
+SELF_ATTESTED = ("self-attested: the signature was not checked (`mlx-vjpcheck validate BUNDLE.zip "
+                 "--attested-by OWNER/REPO` runs `gh attestation verify`)")
 
+
+@dataclass
+class Claims:
+    """For each claim: None when the evidence supports it, else why not."""
+    why_not: dict = field(default_factory=lambda: {c: "the evidence shows nothing of the kind"
+                                                   for c in EXPECTATIONS})
+
+    def support(self, claim: str) -> None:
+        if self.why_not.get(claim) == "the evidence shows nothing of the kind":
+            self.why_not[claim] = None
+
+    def refuse(self, claim: str, why: str) -> None:
+        if self.why_not.get(claim) in (None, "the evidence shows nothing of the kind"):
+            self.why_not[claim] = why
 
 
 def _mlx(env) -> str:
-    return str((env or {}).get("mlx") or "unknown") if isinstance(env, dict) else "unknown"
+    return str(env.get("mlx") or "unknown") if isinstance(env, dict) else "unknown"
 
 
-def _results_line(name: str, data: dict) -> tuple:
-    s = data.get("summary") or {}
-    counts = ", ".join(f"{s.get(k, 0)} {k}" for k in ("pass", "fail", "error", "crashed") if s.get(k))
-    devices = " ".join(map(str, s.get("devices") or []))
-    bad = sum(int(s.get(k, 0) or 0) for k in ("fail", "error", "crashed"))
-    shows = {"defects"} if bad else ({"pass"} if s.get("total") else set())
-    what = "defects present" if bad else ("all pass" if s.get("total") else "no records")
+def _results(name: str, data: dict, bind, claims: Claims, allow: bool) -> list:
+    s = data["summary"]
+    counts = ", ".join(f"{s[k]} {k}" for k in ("pass", "fail", "error", "crashed") if s[k])
+    devices = " ".join(s["devices"])
+    bad = s["fail"] + s["error"] + s["crashed"]
+    what = "defects present" if bad else ("all pass" if s["total"] else "no records")
     where = "" if paths.basename(name) == paths.RESULTS else f" {name}:"
-    return f"evidence:{where} mlx {_mlx(data.get('environment'))} {devices}, {counts or '0 records'} ({what})", shows
+    lines = [f"evidence:{where} mlx {_mlx(data['environment'])} {devices}, {counts or '0 records'} ({what})",
+             f"  {bind.scope}" if bind else "  unbound"]
+    if paths.basename(name) != paths.RESULTS:
+        return lines   # a gate's builds: the gate line below is their claim
+    ok = bind is not None and (bind.full or allow) and (bind.bound or allow)
+    why = None if ok else (f"{name} is {bind.scope if bind else 'unbound'}" + ("" if allow else
+                           " (--allow-unbound accepts it)"))
+    if bad:
+        claims.support("defects") if (bind and bind.bound) or allow else claims.refuse("defects", why)
+        claims.refuse("pass", f"{name} shows defects")
+    elif s["total"]:
+        claims.support("pass") if ok else claims.refuse("pass", why)
+    return lines
 
 
-def _gate_line(comp: dict) -> tuple:
-    rows = [r for r in comp.get("rows") or [] if isinstance(r, dict) and r.get("in_scope", True)]
-    expected = [r for r in rows if r.get("expects_defect")]
-    reproduced = sum(r.get("pristine") != "pass" for r in expected)
-    passed = sum(r.get("patched") == "pass" for r in rows)
-    ok = bool(rows) and reproduced == len(expected) and passed == len(rows)
-    line = (f"gate: pristine reproduced {reproduced}/{len(expected)} expected defects, "
-            f"patched passed {passed}/{len(rows)}")
-    return line, ({"gate-pass"} if ok else set())
+def _fuzz(files, facts, claims: Claims, allow: bool) -> list:
+    folder = facts.folder
+    camp = files.doc(folder + paths.CAMPAIGN)
+    camp = camp if isinstance(camp, dict) else {}
+    env = files.doc(folder + paths.ENVIRONMENT)
+    n = facts.findings
+    note = ", interrupted" if facts.interrupted else ""
+    lines = [f"fuzz:{' ' + folder if folder else ''} {n} findings from {(camp.get('stats') or {}).get('cases', '?')} "
+             f"cases on mlx {_mlx(env)} {camp.get('device', '?')}{note} "
+             f"({'defects present' if n else 'no defect found'})"]
+    if facts.replayable["by_seed"]:
+        lines.append("  absence of other findings: reproducible by seed (`mlx-vjpcheck replay --campaign`: "
+                     f"{facts.replayable['why']})")
+    else:
+        lines.append(f"  absence of other findings: not reproducible ({facts.replayable['why']}); "
+                     "no offline check can show that a campaign found nothing more")
+    if n:
+        claims.support("defects")
+        claims.refuse("pass", f"{folder}{paths.FINDINGS} holds findings")
+    elif allow:
+        claims.support("pass")
+    else:
+        claims.refuse("pass", "a fuzz campaign that found nothing proves no absence offline "
+                              "(--allow-unbound accepts it)")
+    return lines
 
 
-def _fuzz_line(files: dict, name: str, index) -> tuple:
-    camp = jsonio.member(files, paths.folder(name) + paths.CAMPAIGN) or {}
-    stats = camp.get("stats") or {} if isinstance(camp, dict) else {}
-    n = len(index) if isinstance(index, list) else 0
-    env = jsonio.member(files, paths.folder(name) + paths.ENVIRONMENT)
-    note = ", interrupted" if isinstance(camp, dict) and camp.get("interrupted") else ""
-    line = (f"fuzz: {n} findings from {stats.get('cases', '?')} cases on mlx {_mlx(env)} "
-            f"{camp.get('device', '?') if isinstance(camp, dict) else '?'}{note} "
-            f"({'defects present' if n else 'no defect found'})")
-    return line, ({"defects"} if n else {"pass"})
+def _gate(files, gate, mlx_tests: dict, claims: Claims, allow: bool) -> list:
+    lines = [f"gate: {gate.line}"]
+    if not gate.bound:
+        lines.append("  unbound: the gate did not run the whole catalog and regression corpus")
+    if gate.self_declared:
+        lines.append(f"  {gate.self_declared} rows take their scope from scenario files given to the gate "
+                     "(not re-derivable offline)")
+    tests_ok, tests_line = mlx_tests.get("", (True, None))
+    if tests_line:
+        lines.append(f"  {tests_line}")
+    problems = [] if gate.ok else ["its table does not pass"]
+    if not tests_ok:
+        problems.append("MLX's own tests regress")
+    if not allow and not gate.bound:
+        problems.append("it is unbound (--allow-unbound accepts it)")
+    if not allow and gate.self_declared:
+        problems.append("some rows' scope is self-declared (--allow-unbound accepts it)")
+    if problems:
+        claims.refuse("gate-pass", f"gate {gate.folder or './'}: " + "; ".join(problems))
+    else:
+        claims.support("gate-pass")
+    return lines
 
 
-def _versions_line(doc: dict) -> tuple:
-    first = doc.get("first_affected") or {}
-    parts = [f"{pid} first affected {(v or {}).get('first') or 'none'}" for pid, v in sorted(first.items())]
-    return "versions: " + ("; ".join(parts) or "no probes"), set()
+def _versions(files, folder: str) -> list:
+    doc = files.doc(folder + paths.VERSIONS)
+    first = doc["first_affected"]
+    parts = [f"{pid} first affected {v.get('first') or 'none'}" for pid, v in sorted(first.items())]
+    return ["versions: " + ("; ".join(parts) or "no probes"),
+            "  each cell is the recorded exit code of a probe run; `mlx-vjpcheck replay` runs the probes again"]
 
 
-def lines(files: dict) -> tuple:
-    """(verdict lines, claims the evidence supports: a subset of EXPECTATIONS)."""
-    out, shows, gates = [], [], []
-    for name in sorted(files):
-        base = paths.basename(name)
-        data = jsonio.member(files, name) if name.endswith(".json") else None
-        if not isinstance(data, (dict, list)):
-            continue
-        if paths.is_results(name) and isinstance(data, dict) and isinstance(data.get("records"), list):
-            line, claims = _results_line(name, data)
-        elif base == paths.COMPARISON and isinstance(data, dict):
-            line, claims = _gate_line(data)
-            gates.append("gate-pass" in claims)
-        elif base == paths.FINDINGS:
-            line, claims = _fuzz_line(files, name, data)
-        elif base == paths.VERSIONS and isinstance(data, dict):
-            line, claims = _versions_line(data)
-        else:
-            continue
-        out.append(line)
-        shows.append(claims)
-    return out, _supported(shows, gates)
+def lines(files: dict, facts, allow_unbound: bool = False) -> tuple:
+    """(verdict lines, Claims) from the validated files and the facts the checks gathered."""
+    files = strict.as_files(files)
+    claims, out = Claims(), []
+    binds = {b.file: b for b in facts.bindings}
+    for name in sorted(binds):
+        out += _results(name, files.doc(name), binds[name], claims, allow_unbound)
+    for gate in facts.gates:
+        out += _gate(files, gate, facts.mlx_tests, claims, allow_unbound)
+    for fz in facts.fuzz:
+        out += _fuzz(files, fz, claims, allow_unbound)
+    for folder in facts.versions:
+        out += _versions(files, folder)
+    return out, claims
 
 
-def _supported(shows: list, gates: list) -> set:
-    """pass: something passed and nothing showed a defect; defects: some file shows
-    one; gate-pass: every gate table in the evidence passes."""
-    out = set()
-    if any("defects" in c for c in shows):
-        out.add("defects")
-    elif any("pass" in c for c in shows):
-        out.add("pass")
-    if gates and all(gates):
-        out.add("gate-pass")
-    return out
+def trust_line(attested: str | None) -> str:
+    """The level the validator reached, and the two it did not check."""
+    return f"trust: {CONSISTENT}; {NOT_REPRODUCED}; {attested or SELF_ATTESTED}"

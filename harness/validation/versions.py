@@ -53,10 +53,13 @@ def _probe_files(group, doc, folder, files) -> list:
 
 def check_versions(group, folder: str, doc, files: dict, listed: set) -> None:
     where = f"{folder}versions.json"
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("releases"), list):
+    if doc.get("schema") != SCHEMA:
         group.fail(f"{where}: not a versions record ({SCHEMA})")
         return
     ids, releases = _probe_files(group, doc, folder, files), doc["releases"]
+    versions = [r["version"] for r in releases]
+    group.check(len(set(versions)) == len(versions), f"{where}: a release is listed twice")
+    group.check(set(doc["first_affected"]) == set(ids), f"{where}: first_affected does not name exactly the probes")
     for r in releases:
         log = r.get("install_log")
         group.check(log is None or folder + str(log) in listed,

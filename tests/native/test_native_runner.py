@@ -3,12 +3,14 @@
 The fixture mirrors the real set-up: a "checkout" with two translation units
 (one defines a virtual method), a static archive built from them with a
 compile_commands.json and a CMakeCache.txt, a suite that links ahead of the
-archive, and a patch for one unit. Pristine and patched binaries must behave
-differently, and each bad input must give one line and exit 2.
+archive, and a patch for one unit. The fixture has no Python bindings, so the
+gate runs its C++ suite only (results in native/). Pristine and patched binaries
+must behave differently, and each bad input must give one line and exit 2.
 """
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -18,7 +20,7 @@ import pytest
 
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.evidence import manifest
-from mlx_vjpcheck.cli import build_and_test
+from mlx_vjpcheck.cli import gate as build_and_test
 from mlx_vjpcheck.native.build import Project
 
 pytestmark = pytest.mark.skipif(not shutil.which("c++") or not shutil.which("ar"),
@@ -131,7 +133,7 @@ def make_fixture(root: Path, crash: bool = False, shared: bool = False):
     (root / "good.diff").write_text(GOOD_PATCH.replace(WRONG, line))
     project = Project(name="fixture", marker="fix/op.h", archive="libfix.a",
                       shared_names=("libfix.so",), suite_sources=(str(suite / "main.cpp"),),
-                      suite_include=str(src))
+                      suite_include=str(src), bindings=False)
     return src, build, project
 
 
@@ -175,13 +177,19 @@ def test_pristine_and_patched_differ_and_everything_is_recorded(fixture, capsys)
     commands = json.loads((out / "commands.json").read_text())
     ids = {c["id"] for c in commands}
     assert {"compile-pristine-fix_apply_cpp", "compile-patched-fix_apply_cpp", "link-pristine",
-            "link-patched", "run-pristine", "run-patched", "compile-suite-main"} <= ids
+            "link-patched", "compile-suite-main"} <= ids
+    runs = commands
+    assert {"run-pristine", "run-patched"} <= ids
     for c in commands:
         assert c["exit_code"] == 0 and (out / c["stdout"]).is_file() and (out / c["stderr"]).is_file()
     compile_cmd = next(c for c in commands if c["id"] == "compile-patched-fix_apply_cpp")
     assert "-O2" in compile_cmd["argv"] and "-std=c++20" in compile_cmd["argv"]
-    for name in ("results-pristine.json", "results-patched.json", "environment.json", "patch.diff"):
+    for name in ("results-pristine.json", "results-patched.json", "environment.json",
+                 "patch.diff", "scenarios.json"):
         assert (out / name).is_file()
+    env = json.loads((out / "environment.json").read_text())
+    assert env["native"]["unit_flags"]["fix/apply.cpp"][-1] == "-fPIC"
+    assert env["native"]["stages"] == ["native"] and env["subject"] == "mlx checkout"
     listed = {p for _, p in manifest.parse((out / manifest.NAME).read_text())}
     assert listed == set(manifest.files(out))
     # The user's checkout is untouched.
@@ -192,20 +200,37 @@ def _commands(out):
     return {c["id"]: c for c in json.loads((out / "commands.json").read_text())}
 
 
-def test_second_run_compiles_only_the_patched_unit(fixture, capsys):
+def test_an_unchanged_patch_compiles_and_links_nothing(fixture, capsys):
     root, src, build, project = fixture
     first = _commands(run(root, project, src, build)[1])
     assert not any(c.get("cached") for c in first.values())
     code, out = run(root, project, src, build)
     assert code == 0
     again = _commands(out)
-    assert again["compile-suite-main"].get("cached") is True
-    assert again["compile-pristine-fix_apply_cpp"].get("cached") is True
-    flags = lambda c: c["argv"][:c["argv"].index("-iquote")]  # noqa: E731 (paths differ per run)
-    assert flags(again["compile-pristine-fix_apply_cpp"]) == flags(first["compile-pristine-fix_apply_cpp"])
-    assert "cached" not in again["compile-patched-fix_apply_cpp"]
+    # Every compile and link is replayed from the cache, with its original command line.
+    for cid in ("compile-suite-main", "compile-pristine-fix_apply_cpp", "compile-patched-fix_apply_cpp",
+                "link-pristine", "link-patched"):
+        assert again[cid].get("cached") is True, cid
+        # (the first run compiled into the entry's temporary name, renamed once complete)
+        assert again[cid]["argv"] == [re.sub(r"/\.([^/]+)\.partial-[^/]+", r"/\1", a)
+                                      for a in first[cid]["argv"]]
     fresh = _commands(run(root, project, src, build, extra=("--fresh",))[1])
     assert not any(c.get("cached") for c in fresh.values())
+
+
+def test_a_changed_patch_recompiles_only_the_patched_unit(fixture, capsys):
+    root, src, build, project = fixture
+    assert run(root, project, src, build)[0] == 0
+    other = root / "other.diff"
+    other.write_text(GOOD_PATCH.replace("-  if (sorted) return 2 * i + 1;\n",
+                                        "-  if (sorted) return 2 * i + 1;\n+  // the sorted path is the same\n"))
+    code, out = run(root, project, src, build, patch=other)
+    assert code == 0, capsys.readouterr()
+    again = _commands(out)
+    assert again["compile-pristine-fix_apply_cpp"].get("cached") is True
+    assert again["link-pristine"].get("cached") is True
+    assert "cached" not in again["compile-patched-fix_apply_cpp"]
+    assert "cached" not in again["link-patched"]
 
 
 def test_o0_rewrites_the_optimisation_flags(fixture, capsys):
@@ -278,6 +303,7 @@ def test_compiler_failure_keeps_the_log_and_points_to_it(fixture, capsys):
     assert log == out / "logs" / "compile-patched-fix_apply_cpp.err"
     assert "error" in log.read_text()
     assert not (out / "results-patched.json").exists()
+    assert not list((root / "cache" / "native-objects").glob(".*partial*"))   # no half-written entry
     listed = {p for _, p in manifest.parse((out / manifest.NAME).read_text())}
     assert listed == set(manifest.files(out))
 
@@ -285,7 +311,8 @@ def test_compiler_failure_keeps_the_log_and_points_to_it(fixture, capsys):
 def test_a_crash_is_recorded_and_the_other_binary_still_runs(tmp_path, capsys):
     src, build, project = make_fixture(tmp_path, crash=True)
     code, out = run(tmp_path, project, src, build)
-    one_line_exit_2(capsys, code, "crashed", NAMES[0])
+    # The pristine unit crashes on a scenario that expects a defect: the defect reproducing.
+    assert code == 0, capsys.readouterr()
     pristine = json.loads((out / "results-pristine.json").read_text())
     status = {r["scenario"]: r["status"] for r in pristine["records"]}
     assert status == {NAMES[0]: "crashed", NAMES[1]: "pass", NAMES[2]: "fail"}
@@ -295,7 +322,7 @@ def test_a_crash_is_recorded_and_the_other_binary_still_runs(tmp_path, capsys):
     assert {"run-pristine", "run-pristine-2", "run-patched"} <= ids
 
 
-def test_a_binary_dying_before_any_scenario_keeps_its_log(fixture, capsys):
+def test_a_patched_crash_fails_the_gate_naming_the_scenario(fixture, capsys):
     root, src, build, project = fixture
     dies = root / "dies.diff"
     dies.write_text(GOOD_PATCH.replace("-  if (sorted) return 2 * i + 1;\n",
@@ -303,11 +330,19 @@ def test_a_binary_dying_before_any_scenario_keeps_its_log(fixture, capsys):
                                        "+  static int boom = (std::exit(3), 0);\n"))
     # A function-local static runs on the first call, inside scenario 0: recorded as crashed.
     code, out = run(root, project, src, build, patch=dies)
-    one_line_exit_2(capsys, code, "crashed", "patched")
+    text = capsys.readouterr().out
+    assert code == 1 and NAMES[0] in text and "not passing patched" in text
+    status = {r["scenario"]: r["status"] for r in
+              json.loads((out / "results-patched.json").read_text())["records"]}
+    assert status[NAMES[0]] == "crashed"
+
+
+def test_a_binary_dying_before_any_scenario_keeps_its_log(fixture, capsys):
+    root, src, build, project = fixture
     at_start = root / "at_start.diff"
     at_start.write_text(GOOD_PATCH + "@@ -7,1 +6,2 @@\n }\n+static int boom = (std::exit(3), 0);\n")
     code, out = run(root, project, src, build, patch=at_start, out=root / "out2")
-    line = one_line_exit_2(capsys, code, "patched binary failed before running a scenario (exit 3)")
+    line = one_line_exit_2(capsys, code, "patched native suite failed before running a scenario (exit 3)")
     log = Path(line.split("see ")[1])
     assert log == out / "logs" / "run-patched.err" and log.is_file()
 
@@ -316,7 +351,7 @@ def test_a_binary_dying_before_any_scenario_keeps_its_log(fixture, capsys):
 
 def _regression_file(path, name, in_scope=True, status="fail", reason=""):
     s = next(x for x in catalog.catalog() if x.name == name)
-    d = {"schema": "mlx-vjpcheck/regression/1", "signature": f"sig-{len(name)}", "class": "c",
+    d = {"schema": "mlx-vjpcheck/regression/2", "signature": f"sig-{len(name)}", "class": "c",
          "pristine": {"mlx": "0.32.4", "device": "cpu", "status": status}, "in_scope": in_scope,
          "scenario": s.to_dict()}
     if reason:
@@ -343,7 +378,7 @@ def test_scenario_files_and_out_of_scope_rows(fixture, capsys):
     assert rows[NAMES[0]]["in_scope"] is False and rows[NAMES[0]]["reason"] == "a kernel, not the VJP"
     assert rows[NAMES[0]]["patched"] == "fail" and rows[NAMES[2]]["patched"] == "pass"
     assert rows[NAMES[2]]["source"] == "regression" and rows[NAMES[2]]["recorded_pristine"] == "fail"
-    assert "out of the patch's scope" in text and "a kernel, not the VJP" in text
+    assert "a kernel, not the VJP" in text
     # The same entry in scope makes the gate fail: the patch does not fix it.
     _regression_file(root / "more" / "a.json", NAMES[0])
     code = build_and_test.main(argv, project=project)
@@ -367,8 +402,8 @@ def test_bad_scenario_options_exit_2_before_writing(fixture, capsys, extra, frag
     assert not out.exists() and not (root / "cache").exists()
 
 
-def _row(name, pristine, patched, expects=True, **kw):
-    return dict({"scenario": name, "device": "cpu", "pristine": pristine, "patched": patched,
+def _row(name, pristine, patched, expects=True, op="gather_mm", **kw):
+    return dict({"scenario": name, "op": op, "device": "cpu", "pristine": pristine, "patched": patched,
                  "expects_defect": expects}, **kw)
 
 
@@ -376,16 +411,21 @@ def test_verdict_rules():
     from mlx_vjpcheck.native import gate as G
     ok = {"rows": [_row("a", "fail", "pass"), _row("b", "pass", "pass", expects=False)]}
     assert G.verdict(ok)[0] == 0
-    assert G.verdict({"rows": [_row("a", "pass", "pass")]})[0] == 1            # not reproduced
-    assert G.verdict({"rows": [_row("a", "fail", "error")]})[0] == 1           # not fixed
-    assert G.verdict({"rows": [_row("a", "crashed", "pass")]})[0] == 2         # nobody expected a crash
-    expected_crash = _row("a", "crashed", "pass", source="regression", recorded_pristine="crashed")
-    assert G.verdict({"rows": [expected_crash]})[0] == 0
-    assert G.verdict({"rows": [dict(expected_crash, patched="crashed")]})[0] == 2
+    # the scope is the ops whose scenarios change, and then all of gather_mm / gather_qmm
+    assert G.resolve_scope(None, [ok])["ops"] == ["gather_mm", "gather_qmm"]
+    assert G.verdict({"rows": [_row("a", "pass", "pass"), _row("c", "fail", "pass")]})[0] == 1  # not reproduced
+    assert G.verdict({"rows": [_row("a", "fail", "error"), _row("c", "fail", "pass")]})[0] == 1  # not fixed
+    assert G.verdict({"rows": [_row("a", "crashed", "pass")]})[0] == 0          # a crash reproduces it too
+    code, line = G.verdict({"rows": [_row("a", "fail", "pass"), _row("p", "pass", "crashed", False, "pad")]})
+    assert code == 1 and "regressed: p" in line                                  # pass -> crash: a regression
     out = _row("o", "fail", "fail", in_scope=False, reason="why")
     code, line = G.verdict({"rows": [_row("a", "fail", "pass"), out]})
-    assert code == 0 and "1 out of scope" in line
-    assert G.verdict({"rows": [out]})[0] == 1                                   # nothing in scope ran
+    assert code == 0 and "1 fail on both" in line
+    # other ops failing on both builds are pre-existing, not the patch's doing
+    pre = _row("h", "fail", "fail", op="hadamard_transform")
+    assert G.verdict({"rows": [_row("a", "fail", "pass"), pre]})[0] == 0
+    assert G.verdict({"rows": [_row("a", "fail", "pass"), pre]},
+                     G.resolve_scope(["hadamard_transform"], []))[0] == 1        # unless the patch claims them
     both = {"pristine": {"gather_mm": True, "gather_qmm": True}, "patched": {"gather_mm": True, "gather_qmm": True}}
     assert G.verdict(dict(ok, fast_path=both))[0] == 0
     lost = dict(both, patched={"gather_mm": True, "gather_qmm": False})

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, needs_pinned_mlx
 from mlx_vjpcheck.cases import catalog, files
-from mlx_vjpcheck.cli import native_fuzz
+from mlx_vjpcheck.native import fuzz as native_fuzz
 from mlx_vjpcheck.native import server as native_server
 from mlx_vjpcheck.native import suite as native_suite
 

@@ -5,14 +5,11 @@ integer operands converted where they are used. Text only.
 `names` (operand name -> variable name in the script) decides every operand's
 spelling; integer operands are int64 numpy arrays there, floating ones MLX
 arrays. The expression is the body of `def f(<wrt>): return <expression>` in a
-reproducer, so it is wrapped at its outermost arguments when it runs long.
+reproducer.
 """
 from __future__ import annotations
 
 import json
-
-RETURN = len("    return ")   # where the expression starts in the reproducer's f
-WIDTH = 110
 
 
 def lit(v) -> str:
@@ -46,23 +43,6 @@ def subscript(entries) -> str:
 
 
 def call(head: str, *args, **kwargs) -> str:
-    """head(args, key=value...), values already written as text; wrapped at the arguments
-    (aligned under the opening bracket, or with a hanging indent) when the line runs long."""
-    parts = list(args) + [f"{k}={v}" for k, v in kwargs.items()]
-    one = f"{head}({', '.join(parts)})"
-    hanging = RETURN + len(head) + 1 > 48
-    if RETURN + len(one) <= WIDTH or not parts or (len(parts) < 2 and not hanging):
-        return one
-    indent = 8 if hanging else RETURN + len(head) + 1
-    lines, line, col = [], "" if hanging else f"{head}(", indent if hanging else RETURN
-    for i, p in enumerate(parts):
-        piece = p + (", " if i < len(parts) - 1 else ")")
-        if line and not line.endswith("(") and col + len(line) + len(piece.rstrip()) > WIDTH:
-            lines.append(line.rstrip())
-            line, col = "", indent
-        line += piece
-    lines.append(line)
-    pad = " " * indent
-    if hanging:
-        return f"{head}(\n" + "\n".join(pad + ln for ln in lines)
-    return lines[0] + "".join("\n" + pad + ln for ln in lines[1:])
+    """head(args, key=value...), the values already written as text; on one line, as the
+    reproducer's literal inputs are (its length is counted in lines)."""
+    return f"{head}({', '.join(list(args) + [f'{k}={v}' for k, v in kwargs.items()])})"

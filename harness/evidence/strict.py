@@ -1,0 +1,133 @@
+"""Read JSON from someone else within fixed bounds: nesting depth, containers and
+elements, before the parser builds a single object.
+
+A parser handed 1,000 nested brackets recurses until Python gives up, and one
+handed 60 MiB of `[{},{},...]` builds twenty times its size in objects. So the
+text is measured first, at C speed: escapes are removed, everything but
+brackets and quotes is deleted, the strings are dropped, and what is left
+(the brackets outside strings) gives the depth by a running sum and the number
+of containers by a count. Elements are bounded by the number of commas. Only
+text within every bound is parsed (core/jsonio.py: strict JSON, non-finite
+numbers as data), and every refusal is one line naming the file and the bound.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import jsonio
+
+MAX_DEPTH = 64              # the deepest honest file (a finding's n-d observed array) is ~20
+MAX_CONTAINERS = 1_000_000  # objects and arrays in one file (full catalog: ~56,000)
+MAX_ELEMENTS = 8_000_000    # values in one file, bounded by its commas (full catalog: ~790,000)
+# Every JSON file of one piece of evidence together: the parsed objects stay in
+# memory while the files are cross-checked, so the sum is what bounds memory.
+MAX_TOTAL_CONTAINERS = 2_000_000
+MAX_TOTAL_ELEMENTS = 16_000_000
+
+_KEEP = b'[]{}",'
+_DELETE = bytes(b for b in range(256) if b not in _KEEP)
+
+
+class TooBig(ValueError):
+    """JSON beyond a bound (one line, naming the bound)."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    depth: int
+    containers: int
+    elements: int
+
+
+def shape(data: bytes) -> Shape:
+    """Depth, containers and an upper bound on elements of JSON text (exact for valid
+    JSON; for invalid text only a bound, which the parser then rejects)."""
+    if b"\\" in data:   # escaped quotes and backslashes are not string ends
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    a = np.frombuffer(data.translate(None, _DELETE), dtype=np.uint8)
+    quote = a == 0x22
+    outside = ~quote & ((np.cumsum(quote) & 1) == 0)   # not between an opening and a closing quote
+    opens = outside & ((a == 0x5B) | (a == 0x7B))
+    closes = outside & ((a == 0x5D) | (a == 0x7D))
+    step = opens.view(np.int8) - closes.view(np.int8)
+    depth = int(np.cumsum(step, dtype=np.int64).max()) if len(a) else 0
+    n_open = int(np.count_nonzero(opens))
+    commas = int(np.count_nonzero(outside & (a == 0x2C)))
+    return Shape(depth, n_open, commas + n_open + 1)
+
+
+def check_shape(name: str, sh: Shape) -> None:
+    if sh.depth > MAX_DEPTH:
+        raise TooBig(f"{name}: JSON nested {sh.depth} levels deep (limit {MAX_DEPTH})")
+    if sh.containers > MAX_CONTAINERS:
+        raise TooBig(f"{name}: {sh.containers} JSON objects and arrays (limit {MAX_CONTAINERS})")
+    if sh.elements > MAX_ELEMENTS:
+        raise TooBig(f"{name}: about {sh.elements} JSON values (limit {MAX_ELEMENTS})")
+
+
+def loads(data, name: str = "JSON"):
+    """Strict JSON (bytes or str) within the bounds; ValueError (one line) otherwise."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    check_shape(name, shape(raw))
+    try:
+        return jsonio.loads(raw)
+    except RecursionError:   # cannot happen within MAX_DEPTH; kept as a last guard
+        raise TooBig(f"{name}: JSON nested too deeply") from None
+
+
+class Budget:
+    """The bounds summed over every JSON file of one piece of evidence."""
+
+    def __init__(self):
+        self.containers = self.elements = 0
+
+    def take(self, name: str, sh: Shape) -> None:
+        self.containers += sh.containers
+        self.elements += sh.elements
+        if self.containers > MAX_TOTAL_CONTAINERS:
+            raise TooBig(f"{name}: the evidence's JSON files hold more than {MAX_TOTAL_CONTAINERS} "
+                         "objects and arrays together")
+        if self.elements > MAX_TOTAL_ELEMENTS:
+            raise TooBig(f"{name}: the evidence's JSON files hold more than {MAX_TOTAL_ELEMENTS} "
+                         "values together")
+
+
+class Files(dict):
+    """{relative path: bytes} that also keeps each JSON member parsed once (under the
+    bounds above), so every checker, SUMMARY.md and the attestation read the same
+    objects. `problems` says, per JSON member, why it could not be parsed."""
+
+    def __init__(self, files: dict):
+        super().__init__(files)
+        self.docs, self.problems, self.budget = {}, {}, Budget()
+
+    def doc(self, name: str):
+        if name in self.docs or name in self.problems or name not in self:
+            return self.docs.get(name)
+        try:
+            raw = self[name]
+            sh = shape(raw)
+            check_shape(name, sh)
+            self.budget.take(name, sh)
+            self.docs[name] = jsonio.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            self.problems[name] = str(e) if isinstance(e, TooBig) else f"{name}: not strict JSON ({e})"
+        return self.docs.get(name)
+
+
+def member(files: dict, name: str):
+    """A JSON member of evidence, parsed (None when absent or unreadable): from
+    Files' own store, else parsed within the bounds here."""
+    if isinstance(files, Files):
+        return files.doc(name)
+    try:
+        return loads(files[name], name)
+    except (KeyError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+def as_files(files: dict) -> Files:
+    """`files` as Files (parsing each member once), unless it already is."""
+    return files if isinstance(files, Files) else Files(files)

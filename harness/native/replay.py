@@ -1,0 +1,205 @@
+"""`build_and_test.py --replay EVIDENCE`: does a gate's evidence reproduce?
+
+The evidence (a gate run directory, or a bundle of one) must validate first.
+From it come the checkout commit (the given --mlx-source must be at it), the
+patch, the optimisation level, the stages and the exact scenarios; the two
+builds are made again (from the cache when they are there: a cache entry is
+keyed by everything that shapes it, so a reused build is the same build) and
+everything runs again into a new run directory. Then, per record of every
+results file (harness and C++ suite, pristine and patched) and per MLX test of
+both builds: reproduced or not, and why not (the rule of `mlx-vjpcheck
+replay`: the same status, every check the same pass/fail, passing values
+within the recorded tolerance; an MLX test: the same outcome).
+
+Exit 0 when every record and every MLX test reproduced, 1 otherwise, 2 bad
+input (evidence that does not validate, another commit, no patch).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..core import jsonio
+from ..evidence import atomic, paths, rundir
+from ..running import environment
+from ..running import replay as run_replay
+from . import gate as G
+from . import mlxtests
+
+REPLAY = "replay.json"
+SCHEMA = "mlx-vjpcheck/gate-replay/1"
+
+
+def load_evidence(path) -> dict:
+    """{relative path: bytes} of evidence that validates (InputError otherwise)."""
+    from ..evidence.load import BadInput, load
+    from ..validation import evidence
+    try:
+        ev = load(path)
+    except BadInput as e:
+        raise G.InputError(str(e))
+    lines, passed = evidence.check(ev)
+    if not passed:
+        bad = [ln for ln in lines if "FAIL" in ln or "fail" in ln][:1]
+        raise G.InputError(f"{path} does not validate: replay refused"
+                           + (f" ({bad[0].strip()[:200]})" if bad else " (run validate_artifacts.py on it)"))
+    return ev.files
+
+
+def recorded_gate(files: dict) -> dict:
+    """What the evidence says was built and run."""
+    def js(name):
+        return jsonio.member(files, name) if name in files else None
+    env = js(paths.ENVIRONMENT)
+    if not isinstance(env, dict) or not isinstance(env.get("native"), dict):
+        raise G.InputError("the evidence has no gate environment (environment.json with a 'native' record): "
+                           "only build_and_test.py run directories can be replayed this way")
+    native = env["native"]
+    commit = native.get("mlx_checkout_commit") or env.get("mlx_checkout_commit")
+    if not commit:
+        raise G.InputError("the evidence records no MLX checkout commit: it cannot be rebuilt")
+    if paths.PATCH not in files:
+        raise G.InputError("the evidence holds no patch.diff: it cannot be rebuilt")
+    if paths.SCENARIOS not in files:
+        raise G.InputError("the evidence holds no scenarios.json: nothing to run again")
+    tests = js(G.MLX_TESTS)
+    return {"env": env, "native": native, "commit": commit, "patch": files[paths.PATCH].decode("utf-8"),
+            "opt": native.get("opt", "as-built"), "stages": tuple(native.get("stages") or ("native",)),
+            "filter": tests.get("filter") if isinstance(tests, dict) else None,
+            "scenarios": files[paths.SCENARIOS].decode("utf-8"), "tests": tests,
+            "results": {name: js(name) for name in files if paths.is_results(name)}}
+
+
+def compare_records(recorded: dict, new: dict) -> list:
+    """[{file, scenario, device, reproduced, problems}] for every recorded record."""
+    rows = []
+    for name, data in sorted(recorded.items()):
+        if not isinstance(data, dict):
+            continue
+        again = {(r.get("scenario"), r.get("device")): r for r in (new.get(name) or {}).get("records") or []}
+        for rec in data.get("records") or []:
+            key = (rec.get("scenario"), rec.get("device"))
+            rep = again.get(key)
+            problems = ["not run again"] if rep is None else run_replay.compare(rec, rep)
+            rows.append({"file": name, "scenario": key[0], "device": key[1], "recorded": rec.get("status"),
+                         "replayed": None if rep is None else rep.get("status"),
+                         "reproduced": not problems, "problems": problems})
+    return rows
+
+
+def compare_tests(recorded: dict | None, new: dict | None) -> list:
+    rows = []
+    if not isinstance(recorded, dict):
+        return rows
+    again = {(r["suite"], r["test"]): r for r in (new or {}).get("rows") or []}
+    for r in recorded.get("rows") or []:
+        n = again.get((r["suite"], r["test"]))
+        problems = []
+        for v in G.VARIANTS:
+            was, now = r.get(v), (n or {}).get(v)
+            if was != now:
+                problems.append(f"{v} {was} -> {now}")
+        rows.append({"suite": r["suite"], "test": r["test"], "reproduced": not problems, "problems": problems})
+    return rows
+
+
+def main(args, project, say) -> int:
+    t0 = time.perf_counter()
+    files = load_evidence(args.replay)
+    rec = recorded_gate(files)
+    src = G.check_source(Path(args.mlx_source), project)
+    have = environment.git_commit(src)
+    if have != rec["commit"]:
+        raise G.InputError(f"--mlx-source {src} is at {have or 'no git commit'}, the evidence was recorded on "
+                           f"{rec['commit']}: check that commit out (git -C {src} checkout {rec['commit']}) "
+                           "and build it as native/BUILD.md says")
+    try:
+        rundir.check_target(args.out, "native-gate", args.replace)
+    except rundir.OutDirError as e:
+        raise G.InputError(str(e))
+    with tempfile.TemporaryDirectory(prefix="vjpcheck-replay-") as t:
+        patch = Path(t) / "patch.diff"
+        patch.write_text(rec["patch"], encoding="utf-8")
+        scen_file = Path(t) / "scenarios.json"
+        scen_file.write_text(rec["scenarios"], encoding="utf-8")
+        from ..cases import files as F
+        try:
+            entries = F.load_entries(scen_file)
+        except F.ScenarioFileError as e:
+            raise G.InputError(f"the evidence's scenarios.json: {e}")
+        gate = G.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
+                         fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"])
+        gate.say = say
+        if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != G.nb.sha256_file(gate.archive):
+            say("note: this libmlx.a differs from the recorded one (another build of the same commit)")
+        say(f"replaying {args.replay}: commit {rec['commit'][:12]}, --opt {rec['opt']}, "
+            f"stages {', '.join(rec['stages'])}")
+        state = {}
+
+        def body(tmp):
+            out = G._build_and_run(gate, G._entries(entries), tmp)
+            new = {}
+            for v, data in out.get("results", {}).items():
+                new[paths.results_for(v)] = data
+            for v, data in out.get("native_results", {}).items():
+                new[(gate.native_dir + "/" if gate.native_dir else "") + paths.results_for(v)] = data
+            rows = compare_records(rec["results"], new)
+            tests = compare_tests(rec["tests"], out.get("mlx_tests"))
+            doc = {"schema": SCHEMA, "evidence": str(args.replay), "commit": rec["commit"],
+                   "records": rows, "mlx_tests": tests,
+                   "reproduced": all(r["reproduced"] for r in rows + tests)}
+            atomic.write_json(Path(tmp) / REPLAY, doc)
+            state["doc"] = doc
+            return out
+        outcome = G.staged_run(gate, args.out, body, "native-gate", args.replace)
+    if "failed" in outcome:
+        print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
+        return 2
+    doc = state["doc"]
+    print_replay(doc)
+    n_rec, n_tests = len(doc["records"]), len(doc["mlx_tests"])
+    bad_rec = sum(not r["reproduced"] for r in doc["records"])
+    bad_tests = sum(not r["reproduced"] for r in doc["mlx_tests"])
+    print(f"build_and_test: replay: {n_rec - bad_rec}/{n_rec} records and {n_tests - bad_tests}/{n_tests} "
+          f"MLX tests reproduced ({time.perf_counter() - t0:.1f} s)  ->  {args.out}")
+    return 0 if doc["reproduced"] else 1
+
+
+def print_replay(doc: dict) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.console import Console
+    c = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    bad = [r for r in doc["records"] if not r["reproduced"]]
+    bad_tests = [r for r in doc["mlx_tests"] if not r["reproduced"]]
+    if bad:
+        t = Table(title="records that did not reproduce")
+        for col in ("file", "scenario", "recorded", "replayed", "why"):
+            t.add_column(col, overflow="fold")
+        for r in bad:
+            t.add_row(escape(r["file"]), escape(r["scenario"] or "?"), r["recorded"] or "-", r["replayed"] or "-",
+                      escape("; ".join(r["problems"])[:200]))
+        c.print(t)
+    if bad_tests:
+        t = Table(title="MLX tests that did not reproduce")
+        for col in ("suite", "test", "why"):
+            t.add_column(col, overflow="fold")
+        for r in bad_tests:
+            t.add_row(r["suite"], escape(r["test"]), escape("; ".join(r["problems"])))
+        c.print(t)
+    by_file = {}
+    for r in doc["records"]:
+        f = by_file.setdefault(r["file"], [0, 0])
+        f[0] += r["reproduced"]
+        f[1] += 1
+    for name, (ok, n) in sorted(by_file.items()):
+        c.print(f"{escape(name)}: {ok}/{n} records reproduced")
+    if doc["mlx_tests"]:
+        c.print(f"MLX tests: {len(doc['mlx_tests']) - len(bad_tests)}/{len(doc['mlx_tests'])} reproduced")
+
+
+def as_json(doc: dict) -> str:
+    return json.dumps(doc, indent=1)

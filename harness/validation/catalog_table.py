@@ -1,0 +1,143 @@
+"""This validator's own catalog, for binding and recomputation: each scenario's
+canonical text (by its SHA-256), the catalog digest, and each scenario's float64
+expected values.
+
+Building it means building the catalog and running every reference (most of a
+validation's time), and the result depends on nothing but this package's code,
+numpy and the plugins named in $MLX_VJPCHECK_PLUGINS. So it is kept in the
+cache ($MLX_VJPCHECK_CACHE/validator/, see core/resources.py) under a key made
+of exactly those: the bytes of every .py file of the package and of every
+plugin module, the versions of the package, numpy and Python. Nothing from the
+evidence enters the key or the table, so no recorded field can select or skip
+what is recomputed; a record's scenario either is, byte for byte, a catalog
+scenario (its expected values come from the table) or it is recomputed.
+A table that cannot be read is rebuilt; one that cannot be written is used in
+memory only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = 1
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def canonical(scenario_dict: dict) -> str:
+    """The text a scenario is compared and hashed by (the catalog digest's form)."""
+    return json.dumps(scenario_dict, sort_keys=True, separators=(",", ":"))
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Table:
+    digest: str        # catalog.digest() of this package's catalog
+    names: list        # catalog order
+    hashes: dict       # name -> sha256 of the scenario's canonical text
+    expected: dict     # sha256 of canonical text -> {key: array} (float64)
+
+
+def _code_key() -> str:
+    from .. import __version__
+    from ..core import plugins
+    h = hashlib.sha256(f"{FORMAT} {__version__} {np.__version__} {sys.version}".encode())
+    files = sorted(PACKAGE.rglob("*.py"))
+    for name in plugins.names():
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            files.append(Path(module.__file__))
+        h.update(f"plugin {name}".encode())
+    for f in files:
+        h.update(str(f.relative_to(PACKAGE) if f.is_relative_to(PACKAGE) else f).encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _build() -> Table:
+    from ..cases import catalog, expected
+    from ..core import numeric
+    scenarios = catalog.catalog()
+    names, hashes, exp = [], {}, {}
+    for s in scenarios:
+        key = text_hash(canonical(s.to_dict()))
+        names.append(s.name)
+        hashes[s.name] = key
+        try:
+            exp[key] = {k: np.asarray(v, dtype=np.float64) for k, v in expected.expected(s).items()}
+        except numeric.ReferenceUndecided:   # recomputed (and refused) per record, as before
+            pass
+    return Table(catalog.digest(scenarios), names, hashes, exp)
+
+
+def _folder() -> Path:
+    from ..core import resources
+    return resources.cache_root() / "validator"
+
+
+def _save(table: Table, path: Path) -> None:
+    """index.json + values.npy, written beside and renamed: a reader sees all or nothing."""
+    layout, parts, offset = [], [], 0
+    for key, arrays in table.expected.items():
+        for name, a in arrays.items():
+            layout.append([key, name, offset, list(a.shape)])
+            parts.append(a.ravel())
+            offset += a.size
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".table-", dir=path.parent))
+    np.save(tmp / "values.npy", np.concatenate(parts) if parts else np.zeros(0))
+    (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "digest": table.digest, "names": table.names,
+                                                "hashes": table.hashes, "layout": layout}))
+    try:
+        os.replace(tmp, path)
+    except OSError:   # another validation wrote it first
+        for f in tmp.iterdir():
+            f.unlink()
+        tmp.rmdir()
+
+
+def _load(path: Path) -> Table:
+    index = json.loads((path / "index.json").read_text())
+    values = np.load(path / "values.npy", allow_pickle=False)
+    if index.get("format") != FORMAT:
+        raise ValueError("another format")
+    exp = {}
+    for key, name, offset, shape in index["layout"]:
+        n = int(np.prod(shape, dtype=np.int64))
+        exp.setdefault(key, {})[name] = values[offset:offset + n].reshape(shape)
+    return Table(index["digest"], index["names"], index["hashes"], exp)
+
+
+_MEMO: list = []
+
+
+def get(use_cache: bool = True) -> Table:
+    """The table, once per process: from the cache when it holds this code's, else built
+    (and kept there when it can be)."""
+    if _MEMO:
+        return _MEMO[0]
+    table = None
+    path = _folder() / _code_key() if use_cache else None
+    if path is not None and path.is_dir():
+        try:
+            table = _load(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            table = None
+    if table is None:
+        table = _build()
+        if path is not None:
+            try:
+                _save(table, path)
+            except OSError:
+                pass
+    _MEMO.append(table)
+    return table

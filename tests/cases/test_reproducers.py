@@ -1,0 +1,191 @@
+"""Reproducers written with each op's `call_expression` (the one MLX call for the
+scenario's params, instead of the op's general call file) say what the harness says:
+
+* in process, for every catalog scenario: `def f(<wrt>): return <expression>` as the
+  reproducer writes it, over the harness's own operands, gives exactly the forward and
+  the VJP of the op's `mlx_call` (or raises the same error); a VJP whose result MLX does
+  not reproduce from one call to the next (a defect reading memory it should not) only
+  has to be wrong in both, and only in a scenario that expects its defect;
+* negative controls: a wrong expression (another pad mode, a dropped keyword) is caught;
+* as scripts, run on the CPU: every defect-tagged scenario and one passing scenario per
+  op exit with the harness's verdict (0 pass, 1 fail or error) and print the forward the
+  harness observed;
+* the reproducers of the reported findings' ops stay short (at most 40 lines).
+"""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.cases import catalog, expected, reproducer
+from mlx_vjpcheck.core import checks
+from mlx_vjpcheck.running import devices, execute
+
+mx = pytest.importorskip("mlx.core")
+
+VJP_OPS = [n for n in ops.names() if ops.get(n).has_vjp]
+# The ops of the findings whose reproducers go to MLX's maintainers.
+REPORTED = ("at_set", "at_max", "at_min", "block_masked_mm", "conv_general", "hadamard_transform", "pad",
+            "partition", "topk", "quantized_matmul", "gather_mm", "gather_qmm")
+MAX_LINES = 40
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cpu():
+    devices.select("cpu")
+
+
+def _catalog(op=None) -> list:
+    return [s for s in catalog.catalog() if op is None or s.op == op]
+
+
+def _plain(s) -> bool:
+    return s.info.has_vjp and s.objective == "vjp"
+
+
+# --- the expression against the call, in process ------------------------------------------------
+
+def _expression_function(s):
+    """f as the reproducer defines it, over the harness's operands (views applied)."""
+    source, expression = reproducer._call(s)
+    assert source == "", f"{s.name}: the reproducer embeds the call file instead of the op's expression"
+    call = execute.Call(s)
+    names = {n: reproducer._var(n) for n in s.operands}
+    namespace = {"mx": mx, "np": np, **{names[n]: v for n, v in call.operands.items()}}
+    exec(f"def f({', '.join(names[n] for n in s.wrt)}):\n    return {expression}\n", namespace)
+    return namespace["f"], call
+
+
+def _numpy(x) -> np.ndarray:
+    return np.array(x.astype(mx.float32) if x.dtype == mx.bfloat16 else x)
+
+
+def _outcome(fn, s, primals) -> tuple:
+    """("forward", error) | ("vjp", forward, error) | ("ok", forward, [gradients]) as numpy."""
+    try:
+        y = fn(*primals)
+        mx.eval(y)
+    except Exception as e:
+        return ("forward", f"{type(e).__name__}: {e}")
+    if not s.info.has_vjp:
+        return ("ok", _numpy(y), [])
+    cot = expected.cotangent(s, _numpy(y).astype(np.float64))
+    try:
+        _, grads = mx.vjp(fn, primals, [mx.array(cot.astype(np.float32), dtype=y.dtype)])
+        mx.eval(grads)
+    except Exception as e:
+        return ("vjp", _numpy(y), f"{type(e).__name__}: {e}")
+    return ("ok", _numpy(y), [_numpy(g) for g in grads])
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _wrong(s, grads) -> bool:
+    """Some gradient disagrees with the float64 rule (the harness's reference check)."""
+    exp = expected.expected(s)
+    atol, rtol = checks.tolerance(s.dtype)
+    return any(not checks.compare(n, g, exp[f"grad:{n}"], atol, rtol)["passed"] for n, g in zip(s.wrt, grads))
+
+
+def _verdict(s) -> str:
+    """"same": the expression's results are the call's; "both wrong": a defect MLX does not
+    reproduce exactly, present in both; else what differs."""
+    f, call = _expression_function(s)
+    got, want = _outcome(f, s, call.primals), _outcome(call, s, call.primals)
+    if _same(got, want):
+        return "same"
+    if (got[0] == want[0] == "ok" and _same(got[1], want[1]) and s.expects_defect and s.objective == "vjp"
+            and _wrong(s, got[2]) and _wrong(s, want[2])):
+        return "both wrong"
+    return f"differs: expression {got[0]}, call {want[0]}"
+
+
+def test_every_op_with_a_vjp_writes_its_call_as_an_expression():
+    assert [n for n in VJP_OPS if ops.get(n).call_expression is None] == []
+
+
+@pytest.mark.parametrize("op", ops.names())
+def test_the_expression_gives_the_calls_forward_and_vjp(op):
+    verdicts = {s.name: _verdict(s) for s in _catalog(op)}
+    assert {n: v for n, v in verdicts.items() if v not in ("same", "both wrong")} == {}
+    # only a defect that reads what it should not is allowed to differ between runs
+    assert sum(v == "same" for v in verdicts.values()) >= len(verdicts) // 2, verdicts
+
+
+WRONG = {   # op -> a wrong call_expression made from the right one
+    "pad": lambda right: lambda p, n: right(dict(p, mode="edge" if p["mode"] == "constant" else "constant"), n),
+    "cumsum": lambda right: lambda p, n: right(p, n).replace(", inclusive=False", ""),
+    "gather_mm": lambda right: lambda p, n: right(p, n).replace(", sorted_indices=True", ""),
+    "conv_general": lambda right: lambda p, n: right(p, n).replace("flip=True", "flip=False"),
+}
+
+
+@pytest.mark.parametrize("op", sorted(WRONG))
+def test_a_wrong_expression_is_caught(op):
+    info = ops.get(op)
+    wrong = dataclasses.replace(info, call_expression=WRONG[op](info.call_expression))
+    caught = [s.name for s in _catalog(op) if _verdict(s.bound(wrong)).startswith("differs")]
+    assert caught, f"{op}: the wrong expression agreed with the call on every catalog scenario"
+
+
+# --- the scripts: exit codes and the printed forward against the harness ---------------------------
+
+def _sample() -> list:
+    """Every defect-tagged plain scenario, and each op's smallest untagged one that passes."""
+    plain = [s for s in _catalog() if _plain(s)]
+    out = [s for s in plain if s.defect_tags]
+    for op in VJP_OPS:
+        untagged = sorted((s for s in plain if s.op == op and not s.defect_tags),
+                          key=lambda s: (sum(int(np.prod(t.shape)) for t in s.operands.values()), s.name))
+        out.append(next(s for s in untagged if execute.run(s, "cpu")["status"] == "pass"))
+    return out
+
+
+def _script(s, folder):
+    path = folder / (s.name.replace("/", "__") + ".py")
+    path.write_text(reproducer.render(s, title=s.name), encoding="utf-8")
+    return path
+
+
+def test_the_scripts_exit_with_the_harness_verdict_and_print_its_forward(tmp_path):
+    sample = _sample()
+    records = {s.name: execute.run(s, "cpu") for s in sample}
+    scripts = [_script(s, tmp_path) for s in sample]
+
+    def run(path):
+        return subprocess.run([sys.executable, str(path), "--device", "cpu"], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+
+    with ThreadPoolExecutor(2) as pool:
+        procs = list(pool.map(run, scripts))
+    bad = []
+    for s, proc in zip(sample, procs):
+        rec = records[s.name]
+        want = {"pass": 0, "fail": 1, "error": 1}[rec["status"]]
+        forward = next((c["observed"] for c in rec["checks"] if c["name"] == "forward"), None)
+        printed = [ln for ln in proc.stdout.splitlines() if ln.startswith("forward: MLX ")]
+        if proc.returncode != want or (printed and forward is not None
+                                       and not printed[0].startswith(f"forward: MLX {forward}, ")):
+            bad.append((s.name, rec["status"], proc.returncode, proc.stdout[-600:] + proc.stderr[-600:]))
+    assert bad == []
+    assert {s.op for s in sample} == set(VJP_OPS)
+
+
+def test_the_reported_ops_reproducers_are_short():
+    lengths = {s.name: len(reproducer.render(s, title=s.name).splitlines())
+               for s in _catalog() if s.op in REPORTED and s.defect_tags and _plain(s)}
+    assert {s.op for s in _catalog() if s.name in lengths} == set(REPORTED)
+    assert {n: k for n, k in lengths.items() if k > MAX_LINES} == {}

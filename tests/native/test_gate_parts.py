@@ -1,0 +1,461 @@
+"""The gate's parts that need no MLX checkout: MLX's test runners (unittest child,
+doctest XML), the pristine-vs-patched rules for scenarios, MLX tests and fuzz
+findings (each with a negative control it must reject), the cache's atomic
+entries, the bindings build's reading of a configure, the patch's file kinds, and
+the replay's comparison. The real flow on an MLX checkout: test_native_real.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mlx_vjpcheck.native import bindings as B
+from mlx_vjpcheck.native import cache as C
+from mlx_vjpcheck.native import gate as G
+from mlx_vjpcheck.native import mlxtests as M
+from mlx_vjpcheck.native import pyfuzz as PF
+from mlx_vjpcheck.native import replay as R
+from mlx_vjpcheck.native.build import Recorder, Unit
+
+
+# --- MLX's Python tests: the unittest child ----------------------------------------------
+
+TESTS = '''
+import os
+import unittest
+import mlx.core
+
+
+class TestA(unittest.TestCase):
+    def test_pass(self):
+        self.assertEqual(mlx.core.answer(), 42)
+
+    def test_fail(self):
+        self.assertEqual(1, 2)
+
+    def test_error(self):
+        raise ValueError("boom")
+
+    @unittest.skip("not here")
+    def test_skip(self):
+        pass
+
+    @unittest.expectedFailure
+    def test_xfail(self):
+        self.assertEqual(1, 2)
+
+    def test_sub(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertLess(i, 2)
+
+    def test_x_crash(self):
+        if os.environ.get("CRASH"):
+            os.abort()
+
+    def test_z_after_crash(self):
+        pass
+
+
+class TestBrokenFixture(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        raise RuntimeError("fixture")
+
+    def test_never(self):
+        pass
+'''
+
+
+@pytest.fixture
+def fake_tests(tmp_path):
+    pkg = tmp_path / "pkg" / "mlx"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core.py").write_text("__version__ = '0.0.fake'\ndef answer():\n    return 42\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_fake.py").write_text(TESTS)
+    return tmp_path / "pkg", tests
+
+
+def _execute(pkg, extra_env=None, log=None):
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pkg), str(root)]), **(extra_env or {}))
+
+    def execute(argv, n=None):
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=str(pkg))
+        if log is not None:
+            log.append((argv, p.returncode))
+        return p.returncode, p.stdout, p.stderr
+    return execute
+
+
+def test_python_tests_one_outcome_each(fake_tests):
+    pkg, tests = fake_tests
+    got = M.run_python(tests, _execute(pkg))
+    out = {k.split(".")[-1]: v["outcome"] for k, v in got["tests"].items()}
+    assert out["test_pass"] == "pass" and out["test_fail"] == "fail" and out["test_error"] == "error"
+    assert out["test_skip"] == "skip" and out["test_xfail"] == "xfail" and out["test_sub"] == "fail"
+    assert out["test_x_crash"] == "pass" and out["test_z_after_crash"] == "pass"
+    # a class fixture that fails is one error outcome under unittest's own name for it
+    assert any("setUpClass" in k and v["outcome"] == "error" for k, v in got["tests"].items())
+    assert got["mlx"]["version"] == "0.0.fake" and got["processes"] == 1
+
+
+def test_a_test_that_kills_python_is_one_crashed_outcome(fake_tests):
+    pkg, tests = fake_tests
+    log = []
+    got = M.run_python(tests, _execute(pkg, {"CRASH": "1"}, log))
+    out = {k.split(".")[-1]: v for k, v in got["tests"].items()}
+    assert out["test_x_crash"]["outcome"] == "crashed" and "SIGABRT" in out["test_x_crash"]["detail"]
+    assert out["test_z_after_crash"]["outcome"] == "pass"           # resumed after it
+    assert out["test_pass"]["outcome"] == "pass"
+    assert got["processes"] == 2 and "--start" in log[1][0]
+
+
+def test_filter_and_exact_ids(fake_tests, tmp_path):
+    pkg, tests = fake_tests
+    got = M.run_python(tests, _execute(pkg), pattern_filter="test_pass")
+    assert [k.split(".")[-1] for k in got["tests"]] == ["test_pass"]
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps(["test_fake.TestA.test_fail"]))
+    got = M.run_python(tests, _execute(pkg), ids_file=ids)
+    assert {k: v["outcome"] for k, v in got["tests"].items()} == {"test_fake.TestA.test_fail": "fail"}
+
+
+# --- MLX's C++ tests: doctest's XML reporter ------------------------------------------------
+
+FAKE_DOCTEST = r'''
+import os, sys
+cases = [("test one", "a_tests.cpp", "ok"), ("test two", "a_tests.cpp", "fail"),
+         ("test, three", "b_tests.cpp", "crash"), ("test four", "b_tests.cpp", "ok")]
+out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--out="))
+first = int(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--first=")), "1"))
+with open(out, "w") as fh:
+    fh.write('<?xml version="1.0"?>\n<doctest binary="t">\n  <TestSuite>\n')
+    for i, (name, f, what) in enumerate(cases, 1):
+        if i < first:
+            continue
+        fh.write(f'    <TestCase name="{name.replace(",", "&#44;")}" filename="/src/tests/{f}" line="{i}">\n')
+        fh.flush()
+        if what == "crash" and not os.environ.get("NO_CRASH"):
+            os.abort()
+        ok = "true" if what == "ok" else "false"
+        if what == "fail":
+            fh.write('      <Expression success="false" type="CHECK"><Original>a == b</Original></Expression>\n')
+        fh.write(f'      <OverallResultsAsserts successes="1" failures="{0 if ok == "true" else 1}" test_case_success="{ok}"/>\n')
+        fh.write("    </TestCase>\n")
+    fh.write('  </TestSuite>\n  <OverallResultsAsserts successes="3" failures="1"/>\n</doctest>\n')
+sys.exit(0 if all(w == "ok" for _, _, w in cases) else 1)
+'''
+
+
+@pytest.fixture
+def fake_doctest(tmp_path):
+    exe = tmp_path / "tests"
+    exe.write_text(f"#!{sys.executable}\n" + FAKE_DOCTEST)
+    exe.chmod(0o755)
+    return exe
+
+
+def test_cpp_tests_outcomes_and_crash_restart(fake_doctest, tmp_path):
+    log = []
+
+    def execute(argv, n=None):
+        p = subprocess.run(argv, capture_output=True, text=True)
+        log.append(argv)
+        return p.returncode, p.stdout, p.stderr
+    got = M.run_cpp(fake_doctest, tmp_path, execute)
+    out = {k: v["outcome"] for k, v in got["tests"].items()}
+    assert out == {"a_tests::test one": "pass", "a_tests::test two": "fail",
+                   "b_tests::test, three": "crashed", "b_tests::test four": "pass"}
+    assert "a == b" in got["tests"]["a_tests::test two"]["detail"]
+    assert got["processes"] == 2 and "--first=4" in log[1]
+    only = M.run_cpp(fake_doctest, tmp_path, execute, pattern_filter="a_tests")
+    assert set(only["tests"]) == {"a_tests::test one", "a_tests::test two"}
+    argv = M.cpp_argv(fake_doctest, "x.xml", 1, only="b_tests::test, three")
+    assert "--test-case=test? three" in argv and "--source-file=*b_tests.*" in argv
+
+
+def test_parse_doctest_skipped_and_unfinished():
+    text = ('<TestCase name="s" filename="/t/a.cpp" line="1" skipped="true"/>\n'
+            '<TestCase name="x &amp; y" filename="/t/a.cpp" line="2">\n')
+    cases, current = M.parse_doctest_xml(text)
+    assert cases == [("a::s", "skip", "")] and current == "a::x & y"
+
+
+# --- MLX tests: pristine vs patched -----------------------------------------------------------
+
+def _t(outcome):
+    return {"outcome": outcome}
+
+
+def test_mlx_tests_pass_to_fail_fails_the_gate_and_is_named():
+    pristine = {"a": _t("pass"), "b": _t("fail"), "c": _t("error"), "d": _t("pass"), "e": _t("skip")}
+    patched = {"a": _t("fail"), "b": _t("fail"), "c": _t("pass"), "d": _t("pass"), "e": _t("skip")}
+    rows = M.compare("python", pristine, patched)
+    change = {r["test"]: r["change"] for r in rows}
+    assert change == {"a": "regression", "b": "pre-existing", "c": "fixed", "d": "", "e": ""}
+    ok, line = M.verdict(rows)
+    assert not ok and "1 pass->fail" in line and "python a" in line and "1 failing on both" in line
+    # negative control: the same tests without the regression pass the gate
+    ok, _ = M.verdict(M.compare("python", pristine, dict(patched, a=_t("pass"))))
+    assert ok
+    # a test pristine passes that patched never ran fails the gate too
+    ok, _ = M.verdict(M.compare("cpp", {"t": _t("pass")}, {}))
+    assert not ok
+
+
+def test_a_regression_that_passes_again_is_flaky_not_blamed():
+    rows = M.compare("python", {"a": _t("pass"), "b": _t("pass")}, {"a": _t("error"), "b": _t("fail")})
+    calls = []
+
+    def rerun(suite, test, variant):
+        calls.append((test, variant))
+        return "pass" if test == "a" or variant == "pristine" else "fail"
+    M.confirm(rows, rerun)
+    change = {r["test"]: r["change"] for r in rows}
+    assert change == {"a": "flaky", "b": "regression"}
+    assert len(calls) == 2 * 2 * M.RERUNS
+    ok, line = M.verdict(rows)
+    assert not ok and "python b" in line and "1 flaky" in line
+
+
+# --- scenarios: pristine vs patched, the scope -----------------------------------------------
+
+def _row(name, op, pristine, patched, expects=False, **kw):
+    return dict({"scenario": name, "op": op, "device": "cpu", "pristine": pristine, "patched": patched,
+                 "expects_defect": expects, "source": "catalog", "in_scope": True}, **kw)
+
+
+def _gather_fix():
+    return {"rows": [_row("g/sorted", "gather_mm", "fail", "pass", True),
+                     _row("g/unsorted", "gather_mm", "pass", "pass"),
+                     _row("q/sorted", "gather_qmm", "error", "pass", True),
+                     _row("pad/value", "pad", "fail", "fail", True),
+                     _row("pad/asym", "pad", "pass", "pass")]}
+
+
+def test_the_gather_fix_passes_and_other_ops_failing_on_both_are_pre_existing():
+    comp = _gather_fix()
+    code, scope, lines = G.overall({"comparison": comp})
+    assert code == 0 and scope["ops"] == ["gather_mm", "gather_qmm"], lines
+    assert "1 fail on both (pre-existing)" in lines[1]
+
+
+def test_a_wrong_pad_patch_fails_the_gate_naming_the_scenario():
+    comp = _gather_fix()
+    comp["rows"][4] = _row("pad/asym", "pad", "pass", "fail")
+    code, scope, lines = G.overall({"comparison": comp})
+    assert code == 1 and "pad" in scope["ops"] and "regressed: pad/asym" in lines[1]
+
+
+def test_a_gather_variant_that_leaves_a_defect_fails_the_gate():
+    comp = _gather_fix()
+    comp["rows"][2] = _row("q/sorted", "gather_qmm", "error", "fail", True)   # gather_qmm left broken
+    code, _, lines = G.overall({"comparison": comp})
+    assert code == 1 and "not passing patched: q/sorted" in lines[1]
+    # ... even when it changes no gather_qmm scenario at all: the pair is one scope
+    comp["rows"][2] = _row("q/sorted", "gather_qmm", "error", "error", True)
+    assert G.overall({"comparison": comp})[0] == 1
+
+
+def test_a_patch_that_changes_nothing_fails_unless_told():
+    comp = {"rows": [_row("g/sorted", "gather_mm", "fail", "fail", True), _row("p", "pad", "pass", "pass")]}
+    code, _, lines = G.overall({"comparison": comp})
+    assert code == 1 and "changes no scenario" in lines[-1]
+    assert G.overall({"comparison": comp}, "none")[0] == 0
+
+
+def test_a_fix_for_another_op_is_scoped_to_it():
+    comp = {"rows": [_row("g/sorted", "gather_mm", "fail", "fail", True),
+                     _row("h/20", "hadamard_transform", "fail", "pass", True),
+                     _row("h/16", "hadamard_transform", "pass", "pass")]}
+    code, scope, lines = G.overall({"comparison": comp})
+    assert code == 0 and scope["ops"] == ["hadamard_transform"], lines
+    # declared scope: gather_mm must then be fixed as well
+    assert G.overall({"comparison": comp}, ["hadamard_transform", "gather_mm"])[0] == 1
+
+
+def test_expected_defects_of_strict_ops_must_reproduce():
+    comp = {"rows": [_row("g/a", "gather_mm", "pass", "pass", True), _row("g/b", "gather_mm", "fail", "pass", True)]}
+    code, _, lines = G.overall({"comparison": comp})
+    assert code == 1 and "not reproduced on pristine: g/a" in lines[1]
+
+
+def test_mlx_test_regressions_fail_the_whole_gate():
+    rows = M.compare("cpp", {"ops_tests::pad": _t("pass")}, {"ops_tests::pad": _t("fail")})
+    code, _, lines = G.overall({"comparison": _gather_fix(), "mlx_tests": {"rows": rows}})
+    assert code == 1 and "cpp ops_tests::pad" in lines[-1]
+
+
+# --- fuzz findings on both builds ---------------------------------------------------------------
+
+def _finding_dir(root: Path, name: str, sig: str, op: str):
+    from mlx_vjpcheck.evidence import atomic
+    (root / "findings").mkdir(parents=True, exist_ok=True)
+    entry = {"signature": sig, "op": op, "gradient": "g", "oracle": "reference", "kind": "wrong-value",
+             "form": "", "oracles": ["reference"], "seed": 0, "round": 0, "time_found_s": 1.0,
+             "time_minimal_s": 1.0, "cases_before": 1, "shrunk": True, "size": 3, "first_size": 3,
+             "found_at": "now", "device": "cpu", "shard": None, "from_database": False,
+             "scenario_name": name, "files": {"record": f"findings/{sig}.json", "reproducer": f"findings/{sig}_repro.py"}}
+    atomic.write_json(root / "findings" / f"{sig}.json", {"scenario": {"name": name}, "record": {}})
+    old = json.loads((root / "findings.json").read_text()) if (root / "findings.json").exists() else []
+    atomic.write_json(root / "findings.json", old + [entry])
+
+
+def test_fuzz_findings_new_or_in_scope_fail_the_gate(tmp_path):
+    outs = {"pristine": tmp_path / "p", "patched": tmp_path / "q"}
+    outs["patched"].mkdir()
+    (outs["patched"] / "findings.json").write_text("[]")
+    _finding_dir(outs["pristine"], "s1", "gather_mm__a", "gather_mm")
+    _finding_dir(outs["pristine"], "s2", "hadamard__a", "hadamard_transform")
+    checked = {"pristine": {"s1": {"status": "fail"}, "s2": {"status": "fail"}},
+               "patched": {"s1": {"status": "pass"}, "s2": {"status": "fail"}}}
+    summary = PF.summarize(outs, checked, None, {})
+    verdicts = {r["signature"]: r["verdict"] for r in summary["rows"]}
+    assert verdicts == {"gather_mm__a": "passes patched",
+                        "hadamard__a": "pre-existing (fails on both, op out of scope)"}
+    camp = {v: {"stats": {"cases": 10, "cases_per_s": 1.0}, "findings": []} for v in outs}
+    assert PF.verdict(summary, camp)[0] == 0
+    # negative controls: a finding only the patched build has, and one in scope still failing
+    _finding_dir(outs["patched"], "s3", "pad__new", "pad")
+    checked["pristine"]["s3"], checked["patched"]["s3"] = {"status": "pass"}, {"status": "fail"}
+    code, line = PF.verdict(PF.summarize(outs, checked, None, {}), camp)
+    assert code == 1 and "pad__new: NEW on patched" in line
+    checked["patched"]["s1"] = {"status": "fail"}
+    checked["pristine"]["s3"] = {"status": "fail"}
+    code, line = PF.verdict(PF.summarize(outs, checked, ["gather_mm"], {}), camp)
+    assert code == 1 and "gather_mm__a" in line
+    # unless the regression corpus says it is out of the patch's scope
+    s = PF.summarize(outs, checked, ["gather_mm"], {"gather_mm__a": "a kernel's dtype"})
+    assert PF.verdict(s, camp)[0] == 0
+
+
+# --- the cache, the bindings build, the patch ------------------------------------------------------
+
+def test_an_interrupted_cache_entry_leaves_nothing(tmp_path):
+    def fill(tmp):
+        (tmp / "half.o").write_text("x")
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        C.entry(tmp_path, "k", fill)
+    assert list(tmp_path.iterdir()) == []
+    path, meta, reused = C.entry(tmp_path, "k", lambda tmp: {"ok": 1})
+    assert meta == {"ok": 1} and not reused
+    assert C.entry(tmp_path, "k", lambda tmp: {"ok": 2})[1:] == ({"ok": 1}, True)
+
+
+def test_parallel_cancels_the_rest_after_a_failure():
+    started = []
+
+    def one(i):
+        started.append(i)
+        if i == 0:
+            raise KeyboardInterrupt
+        return i
+    with pytest.raises(KeyboardInterrupt):
+        C.parallel(one, range(50), 1)
+    assert len(started) < 50
+
+
+def test_pinned_nanobind_and_missing_prerequisites(tmp_path, monkeypatch):
+    (tmp_path / "CMakeLists.txt").write_text(textwrap.dedent("""
+        FetchContent_Declare(
+          nanobind
+          GIT_REPOSITORY https://github.com/wjakob/nanobind.git
+          GIT_TAG v2.15.0
+          GIT_SHALLOW TRUE)
+        """))
+    assert B.pinned_nanobind(tmp_path) == "2.15.0"
+    monkeypatch.setattr(B, "installed_nanobind", lambda: ("2.9.0", "/x"))
+    monkeypatch.setattr(B.shutil, "which", lambda name: "/usr/bin/" + name)
+    with pytest.raises(B.BindingsError) as e:
+        B.check_prerequisites(tmp_path)
+    assert "pins nanobind 2.15.0" in str(e.value) and "pip install nanobind==2.15.0" in str(e.value)
+    monkeypatch.setattr(B, "installed_nanobind", lambda: (None, None))
+    with pytest.raises(B.BindingsError, match="nanobind is not installed"):
+        B.check_prerequisites(tmp_path)
+
+
+def test_reading_a_configure_groups_units_and_drops_lto(tmp_path):
+    src, build, nano = tmp_path / "mlx", tmp_path / "build", tmp_path / "site" / "nanobind"
+    for p in (src / "python" / "src", src / "tests", src / "mlx", build, nano / "src"):
+        p.mkdir(parents=True)
+    entries = [
+        {"directory": str(build), "file": str(src / "python/src/array.cpp"),
+         "command": f"c++ -DMLX_STATIC -I{src} -O3 -flto=auto -fno-fat-lto-objects -fPIC -o x.o -c {src}/python/src/array.cpp"},
+        {"directory": str(build), "file": str(nano / "src/nb_func.cpp"),
+         "command": f"c++ -O3 -fPIC -o y.o -c {nano}/src/nb_func.cpp"},
+        {"directory": str(build), "file": str(src / "tests/ops_tests.cpp"),
+         "command": f"c++ -O3 -fPIE -o z.o -c {src}/tests/ops_tests.cpp"},
+        {"directory": str(build), "file": str(src / "mlx/ops.cpp"), "command": f"c++ -c {src}/mlx/ops.cpp"},
+        {"directory": str(build), "file": str(build / "gen.cpp"), "command": f"c++ -c {build}/gen.cpp"}]
+    (build / "compile_commands.json").write_text(json.dumps(entries))
+    (build / "build.ninja").write_text("build core.cpython-399-x.so: LINK a.o\n")
+    units, ext = B.read_configure(src, build, str(nano))
+    assert {rel: g for rel, (g, _) in units.items()} == {
+        "python/src/array.cpp": "core", os.path.realpath(nano / "src/nb_func.cpp"): "extern",
+        "tests/ops_tests.cpp": "tests"}
+    flags = units["python/src/array.cpp"][1].flags
+    assert "-O3" in flags and not any("lto" in f for f in flags) and "-c" not in flags
+    assert ext == "core.cpython-399-x.so"
+
+
+def test_configure_carries_the_users_options_and_stays_offline(tmp_path):
+    user = {"CMAKE_BUILD_TYPE": "Release", "MLX_BUILD_METAL": "OFF", "USE_SYSTEM_FMT": "ON",
+            "MLX_BUILD_TESTS": "OFF", "FETCHCONTENT_SOURCE_DIR_JSON": "/j", "CMAKE_C_FLAGS_DEBUG": "-g"}
+    argv = B.configure_argv(tmp_path / "src", tmp_path / "b", user, {"FETCHCONTENT_SOURCE_DIR_NANOBIND": "/n"})
+    assert "-DCMAKE_BUILD_TYPE=Release" in argv and "-DUSE_SYSTEM_FMT=ON" in argv
+    assert "-DMLX_BUILD_TESTS=ON" in argv and "-DMLX_BUILD_PYTHON_BINDINGS=ON" in argv
+    assert "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in argv and "-DFETCHCONTENT_SOURCE_DIR_NANOBIND=/n" in argv
+    assert not any(a.startswith("-DCMAKE_C_FLAGS_DEBUG") for a in argv)
+
+
+def test_what_a_patch_may_touch():
+    units = {"mlx/primitives.cpp": Unit("mlx/primitives.cpp", "/b", "c++", ())}
+    assert G.classify("mlx/primitives.cpp", units, True) == "mlx"
+    assert G.classify("python/src/ops.cpp", units, True) == "core"
+    assert G.classify("tests/ops_tests.cpp", units, True) == "tests"
+    assert G.classify("python/mlx/nn/layers/linear.py", units, True) == "python"
+    with pytest.raises(G.InputError) as e:
+        G.classify("mlx/primitives.h", units, True)
+    assert "header mlx/primitives.h" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(G.InputError, match="not a translation unit"):
+        G.classify("python/src/ops.cpp", units, False)
+    with pytest.raises(G.InputError, match="not a translation unit"):
+        G.classify("README.md", units, True)
+
+
+# --- replay: recorded against new ----------------------------------------------------------------
+
+def test_replay_compares_records_and_tests():
+    chk = {"name": "grad:a", "kind": "reference", "passed": True, "observed": [1.0], "expected": [1.0],
+           "atol": 1e-5, "rtol": 1e-5}
+    rec = {"records": [{"scenario": "s", "device": "cpu", "status": "pass", "checks": [chk]},
+                       {"scenario": "t", "device": "cpu", "status": "fail", "checks": []}]}
+    same = R.compare_records({"results-patched.json": rec}, {"results-patched.json": rec})
+    assert all(r["reproduced"] for r in same)
+    moved = {"records": [dict(rec["records"][0], checks=[dict(chk, observed=[2.0])]),
+                         dict(rec["records"][1], status="pass")]}
+    rows = R.compare_records({"results-patched.json": rec}, {"results-patched.json": moved})
+    assert [r["reproduced"] for r in rows] == [False, False]
+    assert "values moved" in rows[0]["problems"][0] and "status fail -> pass" in rows[1]["problems"][0]
+    tests = {"rows": [{"suite": "cpp", "test": "x", "pristine": "pass", "patched": "fail"}]}
+    assert R.compare_tests(tests, tests)[0]["reproduced"]
+    again = {"rows": [{"suite": "cpp", "test": "x", "pristine": "pass", "patched": "pass"}]}
+    assert R.compare_tests(tests, again)[0]["problems"] == ["patched fail -> pass"]
+
+
+def test_recorder_env_reaches_the_command(tmp_path):
+    rec = Recorder(tmp_path)
+    e = rec.run("x", [sys.executable, "-c", "import os; print(os.environ['VJP_T'])"], tmp_path,
+                env=dict(os.environ, VJP_T="seen"))
+    assert (tmp_path / e["stdout"]).read_text().strip() == "seen"
