@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import objectives
 from ..core.references import (COUNT_CALLS, accumulation, cotangent, directional, hvp,  # noqa: F401
-                               logical_inputs, reference_vjp)
+                               logical_inputs, reference_vjp, strict_complex)
 
 NO_VJP = "no_vjp"   # check of an op without a VJP: 1 when asking for one raises
 
@@ -29,6 +29,15 @@ def _hvp_ones(info, inputs, y, params, wrt):
 
 
 def expected(s) -> dict:
+    """The float64 values of every check the reference decides (none for an error
+    input: the forward must refuse it, so there is nothing to compute)."""
+    if s.must_refuse:
+        return {}
+    with strict_complex():
+        return _expected(s)
+
+
+def _expected(s) -> dict:
     info = s.info
     inputs = logical_inputs(s)
     y = info.reference(inputs, s.params)

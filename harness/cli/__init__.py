@@ -19,3 +19,7 @@ def entry() -> int:
     except KeyboardInterrupt:
         print("mlx-vjpcheck: interrupted", file=sys.stderr)
         return 130
+
+
+if __name__ == "__main__":
+    sys.exit(entry())

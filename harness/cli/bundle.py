@@ -16,6 +16,7 @@ from .. import __version__
 from ..core.errors import UsageError
 from ..evidence import atomic, attest, bundle, manifest
 from ..evidence.load import BadInput
+from ..evidence.text import visible
 from ..validation import evidence
 from . import options
 
@@ -97,7 +98,7 @@ def main(args) -> int:
     except BadInput as e:
         raise UsageError(str(e)) from None
     except bundle.NotValid as e:
-        print("\n".join(e.lines))
+        print("\n".join(visible(line) for line in e.lines))
         print(f"mlx-vjpcheck bundle: {e}; nothing written", file=sys.stderr)
         return 1
     digest = manifest.sha256(data)
@@ -111,3 +112,7 @@ def main(args) -> int:
           f"({len(pred['passedTests'])} passed, {len(pred['failedTests'])} failed)")
     print(f"{digest}  {out}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(options.not_a_program("bundle"))

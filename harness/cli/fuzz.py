@@ -3,9 +3,11 @@ shrink each distinct one to a minimal counterexample, write findings and
 reproducers.
 
 Each finding is written into the (staged) output directory as soon as it is
-made; Ctrl-C or SIGTERM ends the campaign early, keeps every finding so far in
-a run directory that validates (campaign.json says "interrupted": true), and
-exits 130.
+made; Ctrl-C or SIGTERM ends the campaign early (after the case it is running),
+keeps every finding so far in a run directory that validates (campaign.json
+says "interrupted": true), and exits 130. The signal only raises a flag the
+campaign reads between cases (fuzz/campaign.py STOP), so it cannot be lost
+where it lands; a second Ctrl-C stops at once, writing nothing.
 """
 from __future__ import annotations
 
@@ -101,15 +103,12 @@ def check(args) -> tuple:
     return ops, device, _database(args)
 
 
-def _terminate(signum, frame):
-    raise KeyboardInterrupt   # SIGTERM ends the campaign like Ctrl-C: findings are kept
-
-
 def main(args) -> int:
     ops, device, db = check(args)
     from ..fuzz import campaign, findings
     from . import terminal
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, campaign.on_interrupt)
+    signal.signal(signal.SIGTERM, campaign.on_interrupt)   # ends the campaign like Ctrl-C: findings kept
     display = campaign.quiet if args.no_progress else terminal.fuzz_progress
     with rundir.staged(args.out, "fuzz", args.replace) as tmp:
         try:
@@ -124,3 +123,8 @@ def main(args) -> int:
     if result["campaign"].get("interrupted"):
         return options.interrupted("mlx-vjpcheck fuzz")
     return 1 if result["findings"] else 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(options.not_a_program("fuzz"))

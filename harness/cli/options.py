@@ -84,3 +84,14 @@ def require(*modules: str, what: str) -> None:
 def interrupted(prog: str) -> int:
     print(f"{prog}: interrupted", file=sys.stderr)
     return INTERRUPTED
+
+
+def not_a_program(name: str) -> int:
+    """What `python -m <package>.cli.<module>` of a subcommand's module says: it is run
+    through the command line, never by accident as a script that does nothing."""
+    print(f"this module is part of `mlx-vjpcheck {name}`: run `mlx-vjpcheck {name} --help`", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(print("cli/options.py is the command line's shared options, not a program: run `mlx-vjpcheck --help`", file=sys.stderr) or 2)

@@ -1,61 +1,183 @@
-"""`mlx-vjpcheck replay EVIDENCE`: does the installed MLX reproduce this evidence?
+"""`mlx-vjpcheck replay EVIDENCE`: does this machine reproduce the evidence?
 
-The evidence (directory or bundle) must validate first; then every record of
-its run results and fuzz findings runs again (running/replay.py) and the table
-says, per record, reproduced or not and which check changed. Exit 0 every
-record reproduced, 1 otherwise (or something could not be replayed), 2 bad
-input or no MLX.
+The second trust level, "reproduced". The evidence (directory or bundle) must
+validate first; then every kind of evidence it holds is executed again:
+
+* run results: every record through the installed MLX (running/replay.py:
+  deterministic values compared within each check's tolerance, values MLX
+  cannot repeat treated as such);
+* fuzz findings: each finding's record through every fuzz oracle again; with
+  --campaign, a campaign that ended on its case budget is run again from its
+  seeds and must find the same signatures (otherwise the verdict says the
+  absence of further findings is not reproducible);
+* a version matrix: the recorded probes (only those this package ships, found
+  by their hash: a script from evidence is never run) in the recorded releases
+  (all, or --only), each cell's exit code compared;
+* the C++ suite against the wheel (`mlx-vjpcheck native`): rebuilt and run again;
+* a native gate (build_and_test.py): rebuilt from its recorded commit and patch
+  (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work).
+
+Evidence recorded on another MLX version, platform or device is "not reproduced
+here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
+2 bad input (evidence that does not validate, no MLX), 130 interrupted.
 """
 from __future__ import annotations
 
+import platform
 import sys
+from pathlib import Path
 
 from ..core.errors import UsageError
+from ..evidence import paths
 from ..evidence.load import BadInput, load
+from ..evidence.text import visible
 from ..running import replay as R
 from ..validation import evidence
 from . import options
 
+NATIVE_GATE_FILES = (paths.COMPARISON, paths.results_for("pristine"))
+
 
 def add_parser(sub, name):
-    p = sub.add_parser(name, help="run the recorded scenarios of evidence again and compare")
+    p = sub.add_parser(name, help="execute the evidence again and say whether it reproduced")
     p.add_argument("evidence", metavar="EVIDENCE", help="run directory or bundle .zip (it must validate)")
+    p.add_argument("--allow-drift", action="store_true",
+                   help="replay although the evidence was recorded on another MLX version, platform or device "
+                        "(the verdict then says so)")
+    p.add_argument("--campaign", action="store_true",
+                   help="fuzz evidence: also run the campaign again from its seeds (only a campaign that ended "
+                        "on its case budget, --max-examples, can be)")
+    p.add_argument("--only", metavar="V", nargs="+", help="version matrix: replay only these releases")
+    p.add_argument("--cache-dir", metavar="DIR", help="version matrix: where release environments are kept")
+    p.add_argument("--timeout", type=options.positive_float, default=300, help="version matrix: seconds per probe")
+    p.add_argument("--jobs", "-j", type=options.positive_int, default=None,
+                   help="records (or releases) handled at once (default: one per CPU, at most 4)")
+    p.add_argument("--mlx-source", metavar="DIR", help="native gate: the MLX checkout at the recorded commit")
+    p.add_argument("--mlx-build", metavar="DIR", help="native gate: its static build")
+    p.add_argument("--cache", metavar="DIR", help="native gate: the build cache (build_and_test.py --cache)")
+    p.add_argument("--out", metavar="DIR", default="artifacts/native-replay",
+                   help="native gate: where the rebuilt run goes (default: artifacts/native-replay)")
+    options.add_replace(p)
     p.set_defaults(func=main)
 
 
-def _installed_mlx() -> str:
-    options.require("mlx", "numpy", "rich", what="mlx-vjpcheck replay")
-    import mlx.core as mx
-    return mx.__version__
-
-
-def _load(path):
+def _validated(path):
     try:
         ev = load(path)
+        groups, facts = evidence.validate_all(ev)
     except BadInput as e:
         raise UsageError(str(e)) from None
-    lines, passed = evidence.check(ev)
+    lines, passed = evidence.report(groups)
     if not passed:
-        print("\n".join(lines))
+        print("\n".join(visible(line) for line in lines))
         raise UsageError(f"{path} does not validate: replay refused (see the checks above)")
-    return ev
+    return ev, facts
+
+
+def _kinds(files) -> dict:
+    """What the evidence holds that can be executed again."""
+    names = set(files)
+    base = {paths.basename(n) for n in names}
+    wheel = [n for n in names if paths.basename(n) == paths.RESULTS and
+             isinstance(files.doc(n), dict) and files.doc(n).get("kind") == "native-wheel"]
+    return {"gate": any(b in base for b in NATIVE_GATE_FILES) or "fuzz-summary.json" in base,
+            "versions": [n for n in names if paths.basename(n) == paths.VERSIONS],
+            "wheel": wheel}
+
+
+def _drift(files, items: list, allow: bool, say) -> list:
+    """Why this machine is not the one the records were made on (empty: it is)."""
+    import mlx.core as mx
+
+    from ..running import devices
+    here = {"mlx": mx.__version__, "system": platform.system(), "machine": platform.machine()}
+    out = []
+    for name in sorted({it.source for it in items}):
+        env = _environment(files, name)
+        if env.get("mlx") != here["mlx"]:
+            out.append(f"{name}: recorded on mlx {env.get('mlx')}, this is mlx {here['mlx']}")
+        plat = str(env.get("platform", ""))
+        if plat and not plat.lower().startswith(here["system"].lower()):
+            out.append(f"{name}: recorded on {plat}, this is {here['system']}")
+        if env.get("machine") and env["machine"] != here["machine"]:
+            out.append(f"{name}: recorded on {env['machine']}, this is {here['machine']}")
+    missing = sorted({it.device for it in items} - set(devices.available()))
+    out += [f"records on {d}: this MLX has no {d} device" for d in missing]
+    for line in out:
+        say(("drift (allowed): " if allow else "not reproduced here: ") + line)
+    return [] if allow else out
+
+
+def _environment(files, name: str) -> dict:
+    """The environment a record was made in: its results file's, or its fuzz run's."""
+    data = files.doc(name)
+    env = data.get("environment") if isinstance(data, dict) and "environment" in data else None
+    if env is None:
+        folder = paths.folder(name)
+        if folder.endswith(paths.FINDINGS_DIR + "/"):
+            folder = folder[:-len(paths.FINDINGS_DIR) - 1]
+        env = files.doc(folder + paths.ENVIRONMENT)
+    return env if isinstance(env, dict) else {}
+
+
+def _records(items: list, args, say) -> tuple:
+    """(outcomes, reproduced?) for run records and fuzz findings."""
+    from ..running import devices
+    from . import terminal
+    say(f"replaying {len(items)} records")
+    with terminal.progress(len(items), "replay") as tick:
+        outcomes = R.replay(items, devices.available(), lambda o: tick(_tick_record(o)),
+                            jobs=args.jobs or min(4, _cpus()))
+    terminal.print_replay(outcomes)
+    return outcomes, all(o.reproduced for o in outcomes)
+
+
+def _tick_record(o) -> dict:
+    return {"status": (o.replayed or {}).get("status", "-"), "scenario": o.item.name}
+
+
+def _cpus() -> int:
+    import os
+    return os.cpu_count() or 1
 
 
 def main(args) -> int:
-    version = _installed_mlx()
-    ev = _load(args.evidence)
-    items, unreplayable, recorded = R.collect(ev.files)
-    if not items and not unreplayable:
-        raise UsageError(f"{args.evidence}: no run results or fuzz findings to replay")
-    from ..running import devices
+    options.require("mlx", "numpy", "rich", what="mlx-vjpcheck replay")
+    ev, facts = _validated(args.evidence)
     from . import terminal
-    say = terminal.console(stderr=True)
-    say.print(f"replaying {len(items)} records on mlx {version}")
-    if recorded - {version}:
-        say.print(terminal.escape(f"warning: the evidence was recorded on mlx {', '.join(sorted(recorded))}, "
-                                  f"this is mlx {version}"))
-    from ..fuzz import campaign
-    with terminal.progress(len(items), "replay") as tick:
-        outcomes = R.replay(items, devices.available(), tick, campaign.replay_records)
-    terminal.print_replay(outcomes, unreplayable)
-    return 0 if outcomes and all(o.reproduced for o in outcomes) and not unreplayable else 1
+    c = terminal.console(stderr=True)
+    say = lambda text: c.print(terminal.escape(text))  # noqa: E731
+    kinds = _kinds(ev.files)
+    items = R.collect(ev.files)
+    if not items and not any(kinds.values()):
+        raise UsageError(f"{args.evidence}: nothing to replay")
+    if kinds["gate"]:
+        from . import replay_native
+        return replay_native.gate(args, say)
+    results = []
+    if items:
+        if _drift(ev.files, items, args.allow_drift, say):
+            return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
+        outcomes, ok = _records(items, args, say)
+        results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} records"))
+    from . import replay_native
+    results += replay_native.others(ev, facts, kinds, args, say)
+    return _verdict(results, [], say)
+
+
+def _verdict(results: list, refused: list, say) -> int:
+    """The trust line, and the exit code."""
+    ok = bool(results) and not refused and all(r[1] for r in results)
+    parts = "; ".join(f"{what}: {detail}{'' if good else ' NOT reproduced'}" for what, good, detail in results)
+    import mlx.core as mx
+    where = f"mlx {mx.__version__} on {platform.system()} {platform.machine()}"
+    if ok:
+        line = f"trust: reproduced on {where} ({parts})"
+    else:
+        line = f"trust: NOT reproduced on {where} ({parts or '; '.join(refused)})"
+    print(visible(line))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(options.not_a_program("replay"))

@@ -3,7 +3,10 @@
 The run table, the native pristine-vs-patched table, the fuzz progress and
 findings table. Only the command line imports this module. Every text that
 comes from MLX, from a file or from a scenario name goes through `escape`:
-rich would read "[scatter_add_axis]" as markup and drop it.
+rich would read "[scatter_add_axis]" as markup and drop it, and a terminal
+would obey an ANSI sequence or a bidirectional override in it (evidence/text.py
+writes those as escapes). Consoles are made with emoji codes off, so
+"twice:scales:" stays text.
 """
 from __future__ import annotations
 
@@ -14,14 +17,20 @@ import time
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
 
 from ..core import verdict
+from ..evidence.text import visible
 
 STYLE = {"pass": "green", "fail": "red", "error": "magenta", "crashed": "bold red"}
+
+
+def escape(text) -> str:
+    """Untrusted text for a rich console: control and bidi characters escaped, markup inert."""
+    return _markup_escape(visible(text))
 
 
 def console(stderr: bool = False) -> Console:
@@ -29,7 +38,7 @@ def console(stderr: bool = False) -> Console:
     (logs, CI) gets 120 columns instead of rich's 80."""
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() or os.environ.get("COLUMNS", "").isdigit() else 120
-    return Console(stderr=stderr, highlight=False, width=width)
+    return Console(stderr=stderr, highlight=False, width=width, emoji=False)
 
 
 def number(x, digits: int = 3) -> str:
@@ -48,7 +57,7 @@ def progress(total: int, label: str = "scenarios"):
                    console=console(stderr=True), transient=True)
     with bar:
         task = bar.add_task(label, total=total, last="")
-        yield lambda rec: bar.update(task, advance=1, last=escape(f"{rec['status']:7s} {rec['scenario']}"))
+        yield lambda rec: bar.update(task, advance=1, last=escape(f"{rec['status']!s:7s} {rec['scenario']}"))
 
 
 def worst_text(rec: dict) -> str:
@@ -163,20 +172,25 @@ def print_fuzz(result: dict, out_dir) -> None:
 
 # --- replay -----------------------------------------------------------------------------
 
-def print_replay(outcomes: list, unreplayable: list) -> None:
+def print_replay(outcomes: list) -> None:
     c = console()
     t = Table(title="mlx-vjpcheck replay")
     for col, kw in (("record", {"ratio": 3}), ("device", {}), ("recorded", {}), ("now", {}),
                     ("reproduced", {"ratio": 2})):
         t.add_column(col, overflow="fold", **kw)
     for o in outcomes:
-        now = (o.replayed or {}).get("status", "-")
-        verdict_cell = "[green]yes[/]" if o.reproduced else "[red]NO[/] " + escape("; ".join(o.problems)[:200])
-        t.add_row(escape(o.item.scenario.name), escape(o.item.device), escape(str(o.item.recorded.get("status"))),
-                  escape(str(now)), verdict_cell)
+        now = "/".join(sorted({str(m.get("status")) for m in o.measurements})) or "-"
+        if o.reproduced:
+            cell = "[green]yes[/]" + (escape(f" (nondeterministic here: {', '.join(o.varying)})")[:200]
+                                      if o.varying else "")
+        else:
+            cell = "[red]NO[/] " + escape("; ".join(o.problems)[:300])
+        t.add_row(escape(o.item.name), escape(o.item.device), escape(o.item.recorded.get("status")),
+                  escape(now), cell)
     c.print(t)
-    for line in unreplayable:
-        c.print(escape(line))
     bad = sum(not o.reproduced for o in outcomes)
-    c.print(f"{len(outcomes) - bad} of {len(outcomes)} records reproduced"
-            + (f"; {bad} did not" if bad else "") + (f"; {len(unreplayable)} files not replayable" if unreplayable else ""))
+    c.print(f"{len(outcomes) - bad} of {len(outcomes)} records reproduced" + (f"; {bad} did not" if bad else ""))
+
+
+if __name__ == "__main__":
+    sys.exit(print("cli/terminal.py is the command line's output module, not a program: run `mlx-vjpcheck --help`", file=sys.stderr) or 2)

@@ -87,8 +87,9 @@ def _progress_line(row) -> None:
 
 
 def table(rows, probe_list):
-    from rich.markup import escape
     from rich.table import Table
+
+    from .terminal import escape
     t = Table(title="MLX releases x defects")
     t.add_column("release")
     t.add_column("package")
@@ -107,8 +108,9 @@ MATRIX_PROBES = 4   # more probes than this: one row per probe instead of a colu
 
 def per_probe_table(rows, probe_list, doc):
     """Many probes do not fit as columns: one row per probe, its cells counted."""
-    from rich.markup import escape
     from rich.table import Table
+
+    from .terminal import escape
     t = Table(title=f"MLX releases x defects ({len(rows)} releases)")
     for col in ("defect", "present", "absent", "cannot test", "first affected"):
         t.add_column(col, overflow="fold")
@@ -181,3 +183,7 @@ def main(args) -> int:
         _say("no release could be installed")
         return 2
     return V.exit_code(rows, probe_list)
+
+
+if __name__ == "__main__":
+    sys.exit(options.not_a_program("versions"))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -91,6 +91,10 @@ class OpInfo:
 
     # Catalog: () -> base scenarios (expanded by `variants`).
     scenarios: Callable | None = None
+    # Error inputs (PyTorch OpInfo's idea): () -> scenarios of calls MLX's forward
+    # refuses (a shape or dtype it does not take); the catalog runs each with
+    # must_refuse set, and the VJP must refuse it too (the "refusal" oracle).
+    error_inputs: Callable | None = None
 
     # Fuzzing: strategy(draw, dtypes) -> Scenario, built from harness.core.draw (which
     # imports hypothesis only when drawing); how often the op is drawn relative to others.
@@ -133,7 +137,7 @@ class OpInfo:
             yield "field reference: not callable"
         if self.reference_vjp is not None and not callable(self.reference_vjp):
             yield "field reference_vjp: not callable"
-        for name in ("scenarios", "strategy", "call_expression"):
+        for name in ("scenarios", "strategy", "call_expression", "error_inputs"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 yield f"field {name}: not callable"
         if not (isinstance(self.mlx_call, str) and _PATH.match(self.mlx_call)):
@@ -185,7 +189,10 @@ class OpInfo:
     # --- what generic code asks of a record -------------------------------------------------
 
     def catalog_scenarios(self) -> list:
-        return list(self.scenarios()) if self.scenarios else []
+        """Its scenarios, then its error inputs marked must_refuse."""
+        out = list(self.scenarios()) if self.scenarios else []
+        errors = list(self.error_inputs()) if self.error_inputs else []
+        return out + [replace(s, must_refuse=True) for s in errors]
 
     def expects_defect(self, tags, params) -> bool:
         """Whether any of `tags` bites on a call with `params`."""

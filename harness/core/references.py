@@ -22,6 +22,9 @@ no verdict, never a loose pass).
 """
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 
 from . import checks, layout, numeric, objectives
@@ -30,6 +33,19 @@ from .tensors import as_seen
 # Reference calls the accumulation count may make (one per nonzero element of each
 # floating operand and the cotangent); a call beyond it is not judged in half precision.
 COUNT_CALLS = 4096
+
+
+@contextlib.contextmanager
+def strict_complex():
+    """A reference that drops an imaginary part (a cast to float64 inside it) would
+    judge a complex call against the wrong numbers: it raises ReferenceUndecided."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            yield
+        except np.exceptions.ComplexWarning as e:
+            raise numeric.ReferenceUndecided(f"the reference dropped an imaginary part ({e}): "
+                                             "it does not take complex inputs") from None
 
 
 def logical_inputs(s) -> dict:
@@ -62,6 +78,22 @@ def reference_vjp(info, inputs, g, params, wrt) -> dict:
 
 # --- transform references ---------------------------------------------------------------
 
+def direction(s, seed: int) -> dict:
+    """A random direction per differentiated operand, entries +-1..3 (never 0, so
+    every coordinate counts; small integers, so x + h u stays exact), complex
+    operands with an imaginary part of the same kind. A function of the scenario
+    and the seed alone: a check records the seed, and the validator regenerates u."""
+    rng = np.random.RandomState(int(seed) % (2**32))
+    inputs = logical_inputs(s)
+    out = {}
+    for n in s.wrt:
+        shape = np.shape(inputs[n])
+        out[n] = (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape)).astype(np.float64)
+        if np.iscomplexobj(inputs[n]):
+            out[n] = out[n] + 1j * (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape))
+    return out
+
+
 def _along(inputs, u, t):
     return dict(inputs, **{n: inputs[n] + t * np.asarray(d) for n, d in u.items()})
 
@@ -69,8 +101,9 @@ def _along(inputs, u, t):
 def directional(s, u: dict) -> np.ndarray:
     """J u: the derivative of the reference forward along direction u (operand -> array)."""
     inputs = logical_inputs(s)
-    return numeric.directional(lambda t: s.info.reference(_along(inputs, u, t), s.params), "J u",
-                               polynomial=s.info.multilinear)
+    with strict_complex():
+        return numeric.directional(lambda t: s.info.reference(_along(inputs, u, t), s.params), "J u",
+                                   polynomial=s.info.multilinear)
 
 
 def hvp(s, g, u: dict) -> dict:
@@ -85,7 +118,8 @@ def hvp(s, g, u: dict) -> dict:
     def flat(t):
         grads = s.info.reference_vjp(_along(inputs, u, t), g, s.params)
         return np.concatenate([np.ravel(grads[n]) for n in s.wrt] + [np.zeros(0)])
-    both = numeric.directional(flat, "H u", polynomial=s.info.multilinear)
+    with strict_complex():
+        both = numeric.directional(flat, "H u", polynomial=s.info.multilinear)
     out, at = {}, 0
     for n in s.wrt:
         size = int(np.prod(shapes[n], dtype=np.int64))

@@ -89,6 +89,10 @@ class Scenario:
     defect_tags: tuple = ()
     description: str = ""
 
+    # An error input (OpInfo.error_inputs): MLX's forward must refuse this call,
+    # and the VJP must refuse it too (the "refusal" oracle). Written only when true.
+    must_refuse: bool = False
+
     # The op record, bound by the cases stage; not part of the data.
     info: Any = field(default=None, compare=False, repr=False)
 
@@ -99,6 +103,8 @@ class Scenario:
         d["wrt"] = list(self.wrt)
         d["defect_tags"] = list(self.defect_tags)
         d["params"] = json.loads(json.dumps(self.params))
+        if not self.must_refuse:
+            del d["must_refuse"]
         return d
 
     @staticmethod
@@ -115,7 +121,7 @@ class Scenario:
             cotangent=None if cot is None else Tensor.from_dict(cot),
             objective=d.get("objective", "vjp"), fd_step=d.get("fd_step"),
             family=d.get("family", ""), defect_tags=tuple(d.get("defect_tags", ())),
-            description=d.get("description", ""), info=info)
+            description=d.get("description", ""), must_refuse=d.get("must_refuse", False), info=info)
 
     def bound(self, info) -> "Scenario":
         """This scenario carrying its op record (checked against the name)."""

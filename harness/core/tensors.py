@@ -59,9 +59,10 @@ def integer_tensor(values, dtype: str = "uint32") -> Tensor:
 def _bfloat16(x32: np.ndarray) -> np.ndarray:
     """float32 -> bfloat16 -> float32, round to nearest even on the bit pattern
     (NaN stays NaN), as MLX converts."""
-    bits = np.ascontiguousarray(x32, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    x32 = np.asarray(x32, dtype=np.float32)
+    bits = np.ascontiguousarray(x32).reshape(-1).view(np.uint32).astype(np.uint64)
     rounded = (bits + np.uint64(0x7FFF) + ((bits >> np.uint64(16)) & np.uint64(1))) & np.uint64(0xFFFF0000)
-    out = rounded.astype(np.uint32).view(np.float32)
+    out = rounded.astype(np.uint32).view(np.float32).reshape(x32.shape)
     return np.where(np.isnan(x32), np.float32(np.nan), out)
 
 

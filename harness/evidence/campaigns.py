@@ -45,3 +45,13 @@ def replayable(info: dict) -> dict:
             return {"by_seed": False, "why": why}
     return {"by_seed": True, "why": f"seeds {info.get('seeds')}, {info.get('max_cases')} cases each, "
                                     f"hypothesis {info.get('hypothesis')}: the same cases run again"}
+
+
+def fd_seed(name: str) -> int:
+    """The seed of a fuzz case's random directions, from its name (fuzz/<op>/<12 hex
+    digits>); any other name (a renamed or hand-written scenario) gets one from its text."""
+    tail = name.rsplit("/", 1)[-1][:12]
+    if len(tail) == 12 and all(c in "0123456789abcdef" for c in tail):
+        return int(tail, 16)
+    import hashlib
+    return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:12], 16)

@@ -69,7 +69,7 @@ def supported_dtypes(worker, ops) -> dict:
 
 
 def fd_seed(s) -> int:
-    return int(s.name.rsplit("/", 1)[-1][:12], 16)
+    return campaigns.fd_seed(s.name)
 
 
 def remeasure(worker, f) -> None:
@@ -165,9 +165,11 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet
     with tempfile.TemporaryDirectory(prefix="vjpcheck-shards-") as tmp:
         outs = [Path(tmp) / f"shard-{i}" for i in range(n)]
         errs = [tempfile.TemporaryFile(mode="w+") for _ in range(n)]   # a full pipe would stall a shard
+        # Their own sessions: a Ctrl-C at the terminal reaches this process only, which
+        # forwards it once (a second one would make a shard stop without writing).
         procs = [subprocess.Popen(_shard_cmd(i, ops, device, seed, budget_s, max_cases, db_path, o),
                                   stdout=subprocess.DEVNULL, stderr=errs[i], text=True,
-                                  cwd=pool.ROOT) for i, o in enumerate(outs)]
+                                  cwd=pool.ROOT, start_new_session=True) for i, o in enumerate(outs)]
         try:
             with display(budget_s) as on_event:
                 _wait(procs)
@@ -185,6 +187,8 @@ def run_shards(n, ops, device, seed, budget_s, max_cases, db_path, display=quiet
                 errs[i].seek(0)
                 tail = (errs[i].read().strip().splitlines() or ["no output"])[-1]
                 raise ShardError(f"fuzz shard {i} failed (exit {p.returncode}): {tail}")
+        for e in errs:
+            e.close()
         kept = [o for o in outs if (o / paths.CAMPAIGN).is_file()]
         if not kept:
             raise KeyboardInterrupt

@@ -95,9 +95,12 @@ class Finding:
                 "expected": self.expected_values(), "size": self.size}
 
     def reproducer(self) -> str:
+        """Rendered from the finding as its file holds it (keys sorted, values read back), so
+        that the validator, which has only the file, writes the same script byte for byte."""
+        written = jsonio.loads(jsonio.dumps(self.detail(), sort_keys=True))
         title = f"{self.op}: {self.gradient} flagged by the {self.oracle} oracle ({self.kind}), call form {self.form}"
-        return reproducer.render(self.scenario_obj(), title=title, expected=self.expected_values(),
-                                 description=f"mlx-vjpcheck fuzz finding {self.signature}.",
+        return reproducer.render(bind(Scenario.from_dict(written["scenario"])), title=title,
+                                 expected=written["expected"], description=f"mlx-vjpcheck fuzz finding {self.signature}.",
                                  exact=self.oracle == "exact_zero", isolate=self.kind.startswith("crash"))
 
 

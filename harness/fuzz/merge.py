@@ -186,6 +186,7 @@ def merge(sources: list, known: set) -> dict:
                 candidates=[f.signature for f in new])
     info["findings"] = [{k: getattr(f, k) for k in ("signature", "time_found_s", "time_minimal_s", "size",
                                                     "shard", "from_database")} for f in merged]
+    campaign.finish(info)   # merged from elsewhere: not replayable by seed, and it says so
     return {"findings": merged, "campaign": info, "environment": sources[0].environment,
             "candidates": {f.signature: candidate(f, sources, seen[f.signature]) for f in new},
             "total": sum(len(g) for g in groups)}

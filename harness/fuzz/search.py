@@ -3,7 +3,13 @@ signature not yet reported, shrunk to a minimal counterexample.
 
 A round ends when hypothesis returns its minimal example (a finding), when
 it runs out of examples (next round, new random stream), or when the time or
-case budget is spent. Shrinking is bounded by a case count, not wall time, so
+case budget is spent. A round locks on the signature's five parts (op,
+gradient, oracle, kind, form) and shrinks freely across the counterexample's
+features (dtype, rank-0, zero-size, views: judging/judge.py); the finding is
+filed under the minimal case's full signature. A later failure is new unless
+a known finding with the same five parts needs no feature it lacks
+(judge.covered): so a bfloat16-only defect still surfaces after a strided-only
+one of the same op and gradient. Shrinking is bounded by a case count, not wall time, so
 a fixed seed gives the same sequence of findings on any machine; a budget in
 cases (max_examples) makes the whole set reproducible.
 """
@@ -16,6 +22,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis.errors import HypothesisException, NoSuchExample
 
+from ..judging import judge
 from . import database, findings, targets
 
 ROUND_EXAMPLES = 400      # generated cases per round before a fresh random stream
@@ -190,7 +197,7 @@ class Campaign:
         order = sorted(self.parked, key=lambda s: SEVERITY.index(_kind(s)))
         for sig in order:
             p = self.parked[sig]
-            if sig not in known and p["data"] is not None and self.urgent(sig, known):
+            if not judge.covered(sig, known) and p["data"] is not None and self.urgent(sig, known):
                 return sig, p["data"]
         return None, None
 
@@ -206,12 +213,12 @@ class Campaign:
                 raise _ShrinkCap
             out = self.evaluate(s)
             sig = out.signature
-            if sig is None or sig in known:
+            if sig is None or judge.covered(sig, known):
                 return False
             if state["lock"] is None and (sig == focus or self.urgent(sig, known)):
                 self.note(sig, out)
                 state.update(lock=sig, lock_cases=self.stats.cases)
-            if sig != state["lock"]:
+            if state["lock"] is None or judge.coarse(sig) != judge.coarse(state["lock"]):
                 self.note(sig, out)
                 return False
             state["last"], state["choices"] = out, choices_of_current_case()
@@ -260,10 +267,14 @@ class Campaign:
             pass
         except KeyboardInterrupt:   # keep what was found; the caller writes it and exits 130
             self.interrupted = True
-        # Budget spent (or interrupted): defects seen but not shrunk are reported, as seen.
-        for sig in [s for s in self.parked if s not in known]:
+        # Budget spent (or interrupted): defects seen but not shrunk are reported, as seen,
+        # plainest first, so that one a plainer sighting accounts for is not reported again.
+        for sig in sorted(self.parked, key=lambda s: len(judge.features_of(s))):
+            if judge.covered(sig, known):
+                continue
             p = self.parked[sig]
             f = self.finding(sig, p["out"], False, p["t"])
+            known.add(f.signature)
             self.found.append(f)
             self.on_event("finding", f)
         self.found.sort(key=lambda f: f.time_found_s)

@@ -22,11 +22,23 @@ def strategy(op: str, dtypes) -> st.SearchStrategy:
     return st.composite(lambda draw: info.strategy(draw, tuple(dtypes)).bound(info))()
 
 
+def op_dtypes(op: str, supported) -> tuple:
+    """The dtypes an op's cases are drawn in: those MLX's forward accepts here
+    (`supported`, probed by the campaign) that the op record declares (OpInfo.dtypes),
+    and complex64 where the record says the op takes it (OpInfo.complex); float32
+    when nothing else is left. The strategy receives them and builds its tensors."""
+    info = ops.get(op)
+    out = [d for d in (supported or ("float32",)) if d in info.dtypes] or ["float32"]
+    if info.complex and "complex64" not in out:
+        out.append("complex64")
+    return tuple(out)
+
+
 def cases(targets, dtypes: dict) -> st.SearchStrategy:
     """One strategy over the chosen ops, drawn by their fuzz_weight; shrinks towards
     the first op."""
     table = [op for op in targets for _ in range(ops.get(op).fuzz_weight)]
-    built = {op: strategy(op, dtype_table(dtypes.get(op, ("float32",)))) for op in targets}
+    built = {op: strategy(op, dtype_table(op_dtypes(op, dtypes.get(op)))) for op in targets}
 
     @st.composite
     def one(draw):

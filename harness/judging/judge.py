@@ -52,6 +52,8 @@ def _value_kind(check: dict) -> str:
         return error_kind(check["error"])
     if check["kind"] == "exact_zero":
         return "unselected-nonzero"
+    if check["kind"] == "refusal":
+        return "accepts-refused-input"
     if check.get("observed_shape") != check.get("expected_shape"):
         return "shape"
     # Non-finite values count as wrong values: garbage read from outside an
@@ -76,6 +78,8 @@ def _gradient(check: dict, wrt) -> str:
         return "hvp-" + rest
     if name == "jvp:forward":
         return "jvp"
+    if head == "refusal":
+        return "vjp"
     if name.startswith(("fd:directional", "jvp:")) or name == "twice:vjp":
         return "+".join(wrt)
     return "grad-" + rest if ":" in name else name
@@ -99,13 +103,61 @@ def judge(s, checks: list, error: str | None = None, crashed: bool = False) -> J
     return Judgement(verdict.status(checks, error, crashed=crashed), failures(s, checks, error))
 
 
+VIEW_NAMES = {"slice": "slice", "transpose": "transposed", "reshape": "reshaped",
+              "broadcast_to": "broadcast", "expand_dims": "expanded"}
+
+
+def features(s) -> tuple:
+    """What sets a counterexample apart from the plain call, in a fixed order: its
+    dtype when not float32 (complex64 included), a rank-0 or zero-size
+    differentiated operand, and the kinds of view its floating operands are
+    given through (a strided window is a slice). () for a plain float32 call."""
+    out = [] if s.dtype == "float32" else [s.dtype]
+    diff = [s.operands[n] for n in s.wrt if n in s.operands]
+    if any(len(t.shape) == 0 for t in diff):
+        out.append("rank0")
+    if any(0 in tuple(t.shape) for t in s.operands.values()):
+        out.append("empty")
+    ints = set(s.info.integer_operands) if s.info is not None else set()
+    views = {v.get("op") for n, t in s.operands.items() if n not in ints for v in t.views}
+    out += [VIEW_NAMES[v] for v in VIEW_NAMES if v in views]
+    return tuple(out)
+
+
 def signature(s, failure: dict) -> str:
-    """op, which gradient, which oracle, kind of error, and the call form.
+    """op, which gradient, which oracle, kind of error, the call form, and the
+    counterexample's features.
 
     Wrong values keep the call form (the scenario's family: which index array,
     sorted flag in effect, left broadcasting), which is what separates the
-    report's defect classes. An exception is named by its type and MLX's
-    '[function]' tag alone, since the same failing site shows up under many forms."""
-    form = "any" if failure["oracle"] == "vjp_exception" else (s.family or "plain")
-    parts = (s.op, failure["gradient"], failure["oracle"], failure["kind"], form)
+    report's defect classes, and its features (dtype, rank-0, zero-size, views:
+    `features`), which separate two defects of one op that show only in
+    different corners; a plain float32 call adds nothing, so the report's
+    classes keep their five-part names. An exception is named by its type and
+    MLX's '[function]' tag alone, since the same failing site shows up under
+    many forms."""
+    raised = failure["oracle"] == "vjp_exception"
+    form = "any" if raised else (s.family or "plain")
+    parts = [s.op, failure["gradient"], failure["oracle"], failure["kind"], form]
+    extra = () if raised else features(s)
+    if extra:
+        parts.append("+".join(extra))
     return "__".join(re.sub(r"[^A-Za-z0-9_.+-]", "-", p) for p in parts)
+
+
+def coarse(sig: str) -> str:
+    """A signature without its features: the five parts every finding has."""
+    return "__".join(sig.split("__")[:5])
+
+
+def covered(sig: str, known) -> bool:
+    """Whether a known finding already accounts for `sig`: same five parts, and its
+    features a subset of sig's (the known defect shows in a plainer call; a
+    call that adds a corner to it is the same defect until shown otherwise)."""
+    head, feats = coarse(sig), set(features_of(sig))
+    return any(coarse(k) == head and set(features_of(k)) <= feats for k in known)
+
+
+def features_of(sig: str) -> tuple:
+    parts = sig.split("__")
+    return tuple(parts[5].split("+")) if len(parts) > 5 and parts[5] else ()

@@ -31,7 +31,8 @@ class Oracle:
     # Contexts that run it; "validator" when its records are re-checked offline.
     where: tuple
     # "module:attr" of measure(trial) -> [check] on the MLX side (running/oracles.py);
-    # None: the oracle is the VJP's own exception, recorded as the record's error.
+    # None: measured by running/execute.py itself (the VJP's own exception, recorded as the
+    # record's error; an error input's refusal).
     measure: str | None
     # How the validator re-derives one of its checks: recheck(check, ctx) -> (reasons, new check).
     recheck: Callable | None
@@ -62,6 +63,9 @@ BUILT_IN = (
     Oracle("exact_zero", "exact zeros wherever the float64 reference is exactly zero (exact ops, float32)",
            ("exact_zero",), ("fuzz", "validator"), f"{R}:exact_zero", rechecks.self_consistent,
            confirms=True),
+    Oracle("refusal", "an error input (OpInfo.error_inputs), which MLX's forward refuses, is refused by the "
+                      "VJP too (a crash there is the record's own); one VJP an error input, everywhere",
+           ("refusal",), ("run", "fuzz", "gate", "validator"), None, rechecks.self_consistent, confirms=True),
     Oracle("compile", "mx.compile of the VJP against the float64 reference (status: compile raises where "
                       "eager works); cheap (one trace per call), so it runs everywhere",
            ("compile",), ("run", "fuzz", "gate", "validator"), f"{R}:compiled", rechecks.transformed,

@@ -10,12 +10,12 @@ kind of recheck an ORACLES row can name:
   transformed         a transform's value (compile, vmap) against the re-derived
                       reference value it names (vmap's second example: -2 times it)
   directional         forward mode and second order: J u and H u re-derived along the
-                      recorded direction (core/references.py), the check recomputed
+                      direction regenerated from the recorded seed (core/references.py)
 
 Each takes (check, ctx) and returns (reasons, recomputed check); `ctx` is a
 Context: the scenario, the recomputed expected values, the whole record.
-Nothing recorded is trusted except MLX's observed values (and a direction,
-which is an input like the scenario's own, checked for shape and finiteness).
+Nothing recorded is trusted except MLX's observed values (and a direction's
+seed, an input choice like the scenario's own).
 In half precision the accumulation term of the tolerance (core/checks.py) is
 re-derived from the scenario too, never read from the record.
 """
@@ -30,6 +30,7 @@ from ..core import checks, numeric, references
 
 AGREE = 1e-12   # recorded vs recomputed float64 expected values: same maths, same numbers
 VMAP_SCALE = -2.0   # the cotangent of vmap's second example, as a multiple of the scenario's
+SECOND_SALT = 2     # forward mode and second order: direction seed = the trial's seed + this
 STATUS = ":status"   # a transform that raised: observed 1 against expected 0
 
 
@@ -209,15 +210,12 @@ def transformed(c: dict, ctx: Context) -> tuple:
 
 
 def _direction(c: dict, ctx: Context) -> dict:
-    """The recorded direction, one finite array per differentiated operand of its shape."""
-    d = c.get("direction")
-    inputs = references.logical_inputs(ctx.scenario)
-    if not isinstance(d, dict) or set(d) != set(ctx.scenario.wrt):
-        raise ValueError("the direction does not name exactly the differentiated operands")
-    out = {n: checks.shaped(v, list(np.shape(inputs[n]))) for n, v in d.items()}
-    if any(v.shape != np.shape(inputs[n]) or not np.all(np.isfinite(v)) for n, v in out.items()):
-        raise ValueError("the direction is not finite or not of its operand's shape")
-    return out
+    """The direction regenerated from the recorded seed (an input choice, like a
+    fuzz case's own seed: any integer is legitimate)."""
+    seed = c.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed {seed!r} is not a non-negative integer")
+    return references.direction(ctx.scenario, seed)
 
 
 def directional(c: dict, ctx: Context) -> tuple:
@@ -229,7 +227,7 @@ def directional(c: dict, ctx: Context) -> tuple:
         u = _direction(c, ctx)
     except (ValueError, TypeError) as e:
         return [str(e)], dict(c, passed=False)
-    key = ("u", id(ctx.expected), repr(sorted((n, v.tolist()) for n, v in u.items())))
+    key = ("u", id(ctx.expected), c["seed"])
     name = c["name"]
     if name in ("jvp:forward", "second:cotangent"):
         want = _memo(key + ("ju",), lambda: references.directional(ctx.scenario, u))

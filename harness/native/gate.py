@@ -489,6 +489,33 @@ def _entries(items) -> list:
             for e in items]
 
 
+# The oracles a patch is held to for the ops in its scope: the first-order ones, which
+# check the gradient rules themselves. Findings of the others (second order, vmap,
+# compile, forward mode) on both builds are defects of other rules: listed, not blamed.
+# For regressions every oracle counts.
+HELD = ("vjp_exception", "reference", "refusal", "fd_elementwise", "exact_zero", "error", "crashed", "missing")
+
+
+def failing(rec: dict | None) -> list:
+    """The oracles whose checks a record fails (error: it has an error, crashed: its
+    process died, missing: the build did not run it)."""
+    if rec is None:
+        return ["missing"]
+    from ..judging import oracles
+    out = set()
+    if rec.get("status") == "crashed":
+        out.add("crashed")
+    elif rec.get("error"):
+        out.add("error")
+    for c in rec.get("checks") or []:
+        if not c.get("passed"):
+            row = oracles.of_kind(c.get("kind", "reference"))
+            out.add(row.name if row else str(c.get("kind")))
+    if rec.get("status") not in (None, "pass") and not out:
+        out.add("error")
+    return sorted(out)
+
+
 def comparison(entries, runs: dict, units: list) -> dict:
     """One row per scenario either build ran: its op, both statuses, whether a pristine
     build is expected not to pass it, where it came from, and whether the regression
@@ -503,6 +530,9 @@ def comparison(entries, runs: dict, units: list) -> dict:
                    "pristine": (by["pristine"].get(s.name) or {}).get("status"),
                    "patched": (by["patched"].get(s.name) or {}).get("status"),
                    "expects_defect": e.expects_defect, "source": e.kind, "in_scope": e.in_scope}
+            for v in VARIANTS:
+                if row[v] != "pass":
+                    row[f"{v}_failing"] = failing(by[v].get(s.name))
             if e.kind == "regression":
                 row["signature"] = e.meta.get("signature")
                 row["recorded_pristine"] = e.meta["pristine"]["status"]
@@ -549,7 +579,10 @@ def judge(comp: dict, scope: dict) -> dict:
         # an expected defect of a strict op that the pristine build does not show
         "missed": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") in strict],
         "absent": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") not in strict],
-        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass"],
+        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass"
+                    and set(r.get("patched_failing") or ["error"]) & set(HELD)],
+        "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass"
+                        and not set(r.get("patched_failing") or ["error"]) & set(HELD)],
         "regressed": [r["scenario"] for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"],
         "fixed": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] == "pass"],
         "pre_existing": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] != "pass"
@@ -580,6 +613,8 @@ def verdict(comp: dict, scope: dict | None = None, what: str = "harness") -> tup
             f"scenarios" + (f" ({j['corpus']} from the regression corpus)" if j["corpus"] else "")
             + f"; {len(reg)} of the {j['passing_pristine']} scenarios pristine passes no longer pass"
             + f"; {len(j['pre_existing'])} fail on both (pre-existing)"
+            + (f"; {len(j['other_rules'])} of the scope's fail on both only in oracles of other rules "
+               f"(second order, vmap, ...)" if j["other_rules"] else "")
             + (f"; {len(j['fixed'])} fixed" if j["fixed"] else ""))
     bad = []
     if missed:

@@ -159,6 +159,7 @@ def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict) -> dict:
                      "size": f.size, "pristine": checked.get("pristine", {}).get(name),
                      "patched": checked.get("patched", {}).get(name)})
     bad = lambda r, v: (r[v] or {}).get("status", "fail") != "pass"  # noqa: E731
+    held = gate_oracles()
     if fixes == "none":
         scope = []
     elif fixes:
@@ -174,12 +175,31 @@ def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict) -> dict:
             r.update(verdict=f"out of scope: {reason}", in_scope=False)
         elif not bad(r, "pristine"):
             r["verdict"] = "NEW on patched"
-        elif r["op"] in scope:
+        elif r["op"] in scope and oracle_of(r) in held:
             r["verdict"] = "in scope, still failing patched"
+        elif r["op"] in scope:
+            r["verdict"] = (f"pre-existing (fails on both; flagged by the {oracle_of(r)} oracle, "
+                            "which the gate does not hold the patch to)")
         else:
             r["verdict"] = "pre-existing (fails on both, op out of scope)"
         r.setdefault("in_scope", r["op"] in scope)
     return {"schema": SCHEMA, "scope": scope, "rows": rows}
+
+
+def gate_oracles() -> set:
+    """The oracles a gate holds a patch to for the ops in its scope (gate.HELD: the
+    first-order ones). A finding both builds fail that only another oracle (second order,
+    vmap, ...) flags is another rule's defect, pre-existing."""
+    from .gate import HELD
+    return set(HELD)
+
+
+def oracle_of(row: dict) -> str:
+    """The oracle that flags the row's scenario on the patched build (from its signature:
+    op__gradient__oracle__kind__form), else the finding's own."""
+    sig = (row.get("patched") or {}).get("signature") or row["signature"]
+    parts = sig.split("__")
+    return parts[2] if len(parts) >= 3 else "?"
 
 
 def verdict(summary: dict, campaigns: dict) -> tuple:

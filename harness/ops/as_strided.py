@@ -145,4 +145,6 @@ OPS = (OpInfo(
     rule="out[p] = a.ravel()[offset + sum of p_i strides_i]; d a[k] = sum of g over every output position "
          "that reads element k, exactly 0 where none does",
     mlx_call=".ops.repro.as_strided:mlx_call", call_expression=call_expression,
+    primitives=("AsStrided", "Flatten"),
+    dtypes=("float32", "float16", "bfloat16"), complex=True, vmap=False,   # no vmap in MLX
     scenarios=scenarios, strategy=fuzz_case),)

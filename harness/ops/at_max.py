@@ -142,6 +142,9 @@ def _record(op, pick, method):
         rule=f"out[t] = {pick}(a[t], every v written to t); g[t] goes to the unique winner among the distinct "
              "inputs (a[t], or the winning element of v, once however many writes carried it)",
         mlx_call=f".ops.repro.at_max:{op}", call_expression=call_expression_of(method),
+        primitives=("Scatter", "SliceUpdate", "Maximum" if pick == "max" else "Minimum", "Gather", "Reshape",
+                    "Squeeze", "Broadcast", "ExpandDims", "Transpose"),
+        dtypes=("float32", "float16", "bfloat16"), complex=True,
         scenarios=partial(extremal_scenarios, op),
         strategy=partial(extremal_fuzz, op))
 

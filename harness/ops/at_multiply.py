@@ -128,6 +128,8 @@ OPS = (
     OpInfo(name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
            operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
            exact=True, mlx_call=".ops.repro.at_multiply:mlx_call", call_expression=call_expression,
+           primitives=("SliceUpdate", "Multiply", "Divide", "Broadcast", "ExpandDims"),
+           dtypes=("float32", "float16", "bfloat16"), complex=True,
            scenarios=scenarios, strategy=fuzz_case,
            rule="out[t] = a[t] * prod of f(v) over the writes to t (f(x) = x, or 1/x for divide); "
                 "d a[t] = g[t] * that product; d v[s] = sum over its writes of g[t] a[t] (the other factors) f'(v[s])"),
@@ -136,5 +138,7 @@ OPS = (
            operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
            optional_operands=S.INDEX_OPERANDS, reference=reference, exact=True,
            mlx_call=".ops.repro.at_multiply:mlx_call", call_expression=call_expression,
+           primitives=("Scatter", "Divide", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=False,
+           second_order=False,   # Scatter Prod has no VJP in MLX
            scenarios=indexed_scenarios, has_vjp=False),
 )

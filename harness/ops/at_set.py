@@ -137,4 +137,6 @@ OPS = (OpInfo(
     rule="out = a with out[key] = v; d a = g with every written position zeroed; d v[s] = sum of g over "
          "the distinct positions v[s] is written to (once each, however many writes)",
     mlx_call=".ops.repro.at_set:mlx_call", call_expression=call_expression,
+    primitives=("Scatter", "AsType", "Gather", "Reshape", "Squeeze", "Broadcast", "Transpose"),
+    dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case),)

@@ -243,4 +243,7 @@ OPS = (OpInfo(
     rule="E(m): tile mask m at element level; y = ((a E_lhs) @ (b E_rhs)) E_out; dC = g E_out; "
          "da = (dC (b E_rhs)^T) E_lhs, db = ((a E_lhs)^T dC) E_rhs, summed over broadcast batch axes",
     mlx_call=".ops.repro.block_masked_mm:mlx_call", call_expression=call_expression,
+    # MLX 0.32.4 on the CPU: BlockMaskedMM is float32-only and has no vmap; no masks is a plain Matmul.
+    primitives=("BlockMaskedMM", "Matmul", "Broadcast", "ExpandDims", "Squeeze"), dtypes=("float32",), complex=False,
+    vmap=False,
     scenarios=scenarios, strategy=fuzz_case),)

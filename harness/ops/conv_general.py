@@ -264,4 +264,5 @@ OPS = (OpInfo(
     rule="for every output o, kernel tap k and the input element q they meet (stride, padding, both "
          "dilations, flip, the output channel's group): dx[q] += g[o] w[k], dw[k] += g[o] x[q]",
     mlx_call=".ops.repro.conv_general:mlx_call", call_expression=call_expression,
+    primitives=("Convolution",), dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios, strategy=fuzz_case),)

@@ -157,6 +157,7 @@ OPS = (OpInfo(
     name="cumprod", summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, mlx_call=".ops.repro.cumprod:mlx_call", call_expression=call_expression,
+    primitives=("Scan", "Flatten"), dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="y[i] = product of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored when "
          "reversed; empty: 1); dx[j] = sum over outputs i whose window holds j of g[i] times the "

@@ -345,11 +345,24 @@ def call_expression_of(op):
     return call_expression
 
 
+# The MLX primitives each call creates on the way from its differentiated operands (steps > 1 adds
+# mx.stack's ExpandDims and Concatenate, or at_add's slices of v).
+PRIMITIVES = {
+    "take": ("Gather", "Squeeze", "Transpose", "Concatenate", "ExpandDims"),
+    "getitem": ("Gather", "Squeeze", "Concatenate", "ExpandDims"),
+    "embedding": ("Gather", "Squeeze", "Concatenate", "ExpandDims"),
+    "take_along_axis": ("GatherAxis",),
+    "at_add": ("Scatter", "Gather", "Squeeze", "Reshape", "Broadcast"),
+    "put_along_axis": ("ScatterAxis",),
+}
+
+
 def _record(name, summary, diff, reference, reference_vjp, strategy, rule):
     return OpInfo(name=name, summary=summary, operands=diff + (INDEX,), differentiable=diff,
                   integer_operands=(INDEX,), reference=reference, reference_vjp=reference_vjp,
                   exact=True, multilinear=True, rule=rule, mlx_call=f".ops.repro.gather_family:{name}",
                   call_expression=call_expression_of(name),
+                  primitives=PRIMITIVES[name], dtypes=("float32", "float16", "bfloat16"), complex=True,
                   scenarios=lambda: _scenarios_of(name), strategy=strategy)
 
 

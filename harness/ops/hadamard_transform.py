@@ -169,4 +169,6 @@ OPS = (OpInfo(
     rule="along the last axis y = scale M a with M = H_m kron S_k (n = m 2^k); dx = scale M^T g, "
          "the transpose: M itself only where H_m is symmetric (m = 1, 12)",
     mlx_call=".ops.repro.hadamard_transform:mlx_call", call_expression=call_expression,
+    # complex64: MLX returns a float32 result (the imaginary part dropped), so no complex claim
+    primitives=("Hadamard", "Multiply"), dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios, strategy=fuzz_case),)

@@ -152,4 +152,7 @@ OPS = (OpInfo(
     rule="per row, xhat = (x - mean(x)) r with r = (var(x) + eps)^(-1/2): dx = r (g w - mean(g w) - "
          "xhat mean(g w xhat)); dw = the sum over rows of g xhat, db = the sum over rows of g",
     mlx_call=".ops.repro.layer_norm:mlx_call", call_expression=call_expression,
+    # LayerNorm on the GPU; on the CPU MLX composes it from the elementwise primitives listed after it
+    primitives=("LayerNorm", "Add", "Broadcast", "Multiply", "Reduce", "Sqrt", "Square", "Subtract"),
+    dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios, strategy=fuzz_case),)

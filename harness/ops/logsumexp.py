@@ -191,6 +191,8 @@ OPS = (OpInfo(
     name="logsumexp", summary="mx.logsumexp: primitive and composed paths, keepdims, -inf inputs",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     mlx_call=".ops.repro.logsumexp:mlx_call", call_expression=call_expression,
+    primitives=("LogSumExp", "Reduce", "Exp", "Log", "Add", "Subtract", "Select", "Squeeze", "Concatenate"),
+    dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="y = m + log(sum exp(x - m)) over the reduced axes (m the group's maximum; inf_rows appends "
          "constant groups of -inf, whose y is -inf); dx = g * exp(x - y), exactly 0 at -inf entries"),)

@@ -186,4 +186,7 @@ OPS = (OpInfo(
     rule="the k-th selected position of a (row-major) takes source element k; d a = g with the selected "
          "positions zeroed; d v = sum of g over the positions each element of v landed on, 0 if unused",
     mlx_call=".ops.repro.masked_scatter:mlx_call", call_expression=call_expression,
+    primitives=("MaskedScatter", "AsType", "Broadcast", "ExpandDims", "Reshape", "Squeeze"),
+    dtypes=("float32", "float16", "bfloat16"),
+    complex=True,
     scenarios=scenarios, strategy=fuzz_case),)

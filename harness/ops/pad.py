@@ -198,6 +198,9 @@ OPS = (OpInfo(
     name="pad", summary="mx.pad: constant (Pad), edge, reflect, symmetric; width forms; constant operand",
     operands=("a", "c"), differentiable=("a", "c"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.pad:mlx_call", call_expression=call_expression,
+    # edge, reflect and symmetric are built from Slice and SliceUpdate (mlx/ops.cpp); vmap holds except
+    # over the constant operand c (Pad::vmap refuses it)
+    primitives=("Pad", "Slice", "SliceUpdate", "Broadcast"), dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios,
     strategy=fuzz_case,
     rule="d a[i] = sum of g over every output position that copies a[i]; d c = sum of g over the "

@@ -210,4 +210,6 @@ OPS = (OpInfo(
          "dx = g W (or g W^T); dW = g^T x (or x^T g) summed over the batch; "
          "dscale = sum over the group of code * dW, dbias = sum over the group of dW",
     mlx_call=".ops.repro.quantized_matmul:mlx_call", call_expression=call_expression,
+    primitives=("QuantizedMatmul", "Broadcast"),
+    dtypes=("float32", "float16", "bfloat16"), complex=False, vmap=False,   # no vmap in MLX
     scenarios=scenarios, strategy=fuzz_case),)

@@ -126,4 +126,8 @@ OPS = (OpInfo(
     rule="per row, r = (mean(x^2) + eps)^(-1/2): dx = g w r - x r^3 mean(g w x); "
          "dw = the sum over rows of g x r (w = 1 without a weight)",
     mlx_call=".ops.repro.rms_norm:mlx_call", call_expression=call_expression,
+    # RMSNorm on the GPU; on the CPU MLX composes it from the elementwise primitives listed after it
+    primitives=("RMSNorm", "Add", "Broadcast", "Multiply", "Reduce", "Sqrt", "Square"),
+    dtypes=("float32", "float16", "bfloat16"),
+    complex=False,
     scenarios=scenarios, strategy=fuzz_case),)

@@ -190,4 +190,7 @@ OPS = (OpInfo(
     rule="each rotated pair (a, c) at angle theta = (t + offset) scale f_i goes back as "
          "(ga cos + gc sin, gc cos - ga sin): the rotation by -theta; features past dims pass g through",
     mlx_call=".ops.repro.rope:mlx_call", call_expression=call_expression,
+    # RoPE on the GPU; on the CPU MLX composes it from the primitives listed after it
+    primitives=("RoPE", "Add", "Concatenate", "ExpandDims", "Flatten", "Multiply", "Reshape", "Slice",
+                "Subtract"), dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios, strategy=fuzz_case),)

@@ -207,4 +207,8 @@ OPS = (OpInfo(
          "all keys where it may see none); dv = P^T g, dS = P (g v^T - rowsum(P g v^T)), "
          "dq = scale dS k, dk = scale dS^T q, summed over each key/value head's query heads",
     mlx_call=".ops.repro.sdpa:mlx_call", call_expression=call_expression,
+    # ScaledDotProductAttention where a fused GPU kernel applies; elsewhere (the CPU) MLX composes it
+    primitives=("ScaledDotProductAttention", "Softmax", "Matmul", "Multiply", "Add", "Select", "Broadcast",
+                "ExpandDims", "Flatten", "Unflatten", "Transpose"),
+    dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios, strategy=fuzz_case),)

@@ -55,5 +55,8 @@ OPS = (OpInfo(
     name="segmented_mm", summary="mx.segmented_mm (SegmentedMM): no VJP in MLX; forward checked, VJP refused",
     operands=("a", "b", "segments"), differentiable=("a", "b"), integer_operands=("segments",),
     reference=reference, exact=True, mlx_call=".ops.repro.segmented_mm:mlx_call", call_expression=call_expression,
+    primitives=("SegmentedMM",),
+    dtypes=("float32", "float16", "bfloat16"), complex=False, second_order=False,
+    vmap=False,   # MLX gives SegmentedMM no VJP (so no second order) and no vmap; the forward compiles
     scenarios=scenarios,
     has_vjp=False),)

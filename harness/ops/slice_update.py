@@ -330,11 +330,14 @@ OPS = (
            rule="d a = g outside the region (and inside too for static_add); d u = g over the region, "
                 "summed over u's broadcast copies",
            mlx_call=".ops.repro.slice_update:slice_update", call_expression=update_expression,
+           primitives=("DynamicSliceUpdate", "SliceUpdate", "Add", "AsType", "Broadcast", "ExpandDims"),
+           dtypes=("float32", "float16", "bfloat16"), complex=True,
            scenarios=update_scenarios, strategy=update_fuzz),
     OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
            operands=("a", START), differentiable=("a",), integer_operands=(START,), reference=slice_reference,
            reference_vjp=slice_reference_vjp, exact=True, multilinear=True,
            rule="out = a over the region; d a = g placed in the region, 0 elsewhere",
            mlx_call=".ops.repro.slice_update:dynamic_slice", call_expression=slice_expression,
+           primitives=("DynamicSlice",), dtypes=("float32", "float16", "bfloat16"), complex=True,
            scenarios=slice_scenarios, strategy=slice_fuzz),
 )

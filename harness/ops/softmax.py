@@ -125,6 +125,9 @@ OPS = (OpInfo(
     name="softmax", summary="mx.softmax: precise on/off, primitive and composed paths, -inf entries",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     mlx_call=".ops.repro.softmax:mlx_call", call_expression=call_expression,
+    primitives=("Softmax", "Reduce", "Exp", "Subtract", "Divide", "Broadcast", "AsType"),
+    dtypes=("float32", "float16", "bfloat16"),
+    complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="s = exp(x - m) / sum exp(x - m) over the reduced axes (m the group's maximum); "
          "dx = s * (g - sum(s * g)) per group, exactly 0 at -inf entries"),)

@@ -199,6 +199,8 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
     can tell a crash in the VJP from one in the forward. Raises Unjudgeable."""
     t0 = time.perf_counter()
     stage = on_stage or (lambda name, done: None)
+    if s.must_refuse:
+        return _refusal(s, device, context, stage, t0), {}
     try:
         exp = expected.expected(s)
         acc = expected.accumulation(s, exp)
@@ -226,6 +228,45 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
         if trial.notes:
             rec["not_applicable"] = trial.notes
     return _finish(s, rec, t0), exp
+
+
+def _refusal(s, device: str, context: str, stage, t0) -> dict:
+    """An error input: the forward must refuse it (else the input is no error input:
+    Unjudgeable), and the VJP must refuse it too, however it was built (a VJP that
+    never evaluates the forward's kernel can return gradients for a call the
+    forward refuses). A VJP that kills the process is the parent's crash record."""
+    if not oracles.of_kind("refusal").runs_in(context):
+        raise Unjudgeable(f"error inputs are not checked in the {context} context")
+    rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": None,
+           "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
+    stage("forward", [])
+    call = y = None
+    try:
+        call = Call(s)
+        y = call(*call.primals)
+        _mx().eval(y)
+    except Exception as e:
+        refused = error_text(e)
+    else:
+        raise Unjudgeable("the forward accepted an input its op record lists as refused (an error input)")
+    stage("vjp", [])
+    rec["checks"] = [dict(_vjp_refusal(s, call, y), forward_error=refused)]
+    return _finish(s, rec, t0)
+
+
+def _vjp_refusal(s, call, y) -> dict:
+    """refusal:vjp: observed 1 when the VJP raised (or could not be built), against 1."""
+    mx = _mx()
+    try:
+        if call is None:
+            raise ValueError("the call cannot be built")
+        cot = call.cotangent(layout.logical(s.cotangent)) if s.cotangent is not None else \
+            mx.ones(y.shape if y is not None else (), dtype=y.dtype if y is not None else getattr(mx, s.dtype))
+        _, grads = mx.vjp(call, call.primals, [cot])
+        mx.eval(grads)
+    except Exception:
+        return checks.compare("refusal:vjp", np.array(1.0), np.array(1.0), 0.0, 0.0, kind="refusal")
+    return checks.compare("refusal:vjp", np.array(0.0), np.array(1.0), 0.0, 0.0, kind="refusal")
 
 
 def _oracle_checks(trial: Trial, call) -> list:

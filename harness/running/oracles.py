@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 
 from ..cases import expected
-from ..core import checks, numeric
+from ..core import checks, numeric, references
 from ..judging import rechecks
 from . import execute
 
@@ -60,31 +60,40 @@ def _objective64(s, y: np.ndarray, g: np.ndarray) -> float:
     if s.objective == "pair_loss":
         flat = y.reshape((-1,) + y.shape[-2:])
         return float(0.5 * np.sum((flat[0] - flat[1]) ** 2))
-    return float(np.sum(g * y))
+    return numeric.pairing(g, y)
 
 
 def fd_elementwise(t, call) -> list:
     """Central differences through the actual MLX forward, one element at a time,
     where the scenario asks for them (fd_step): the check's expected values are
-    the differences, its observed values MLX's gradient."""
+    the differences, its observed values MLX's gradient. A complex operand is
+    stepped along its real and its imaginary part (MLX's convention: the
+    gradient is dL/dRe + i dL/dIm)."""
     s, h = t.s, t.s.fd_step
     if not h or not t.grads:
         return []
-    mx, out = _mx(), []
+    out = []
     for pos, name in enumerate(s.wrt):
-        base = execute.to_numpy(call.primals[pos]).astype(np.float32)
-        grad = np.zeros(base.shape)
+        base = execute.to_numpy(call.primals[pos])
+        parts = (1.0, 1j) if np.iscomplexobj(base) else (1.0,)
+        grad = np.zeros(base.shape, dtype=base.dtype)
         for i in np.ndindex(base.shape):
-            vals = []
-            for sign in (1.0, -1.0):
-                bumped = base.copy()
-                bumped[i] += np.float32(sign * h)
-                args = list(call.primals)
-                args[pos] = mx.array(bumped, dtype=call.primals[pos].dtype)
-                vals.append(_objective64(s, execute.to_numpy(call(*args)), t.cotangent))
-            grad[i] = (vals[0] - vals[1]) / (2 * h)
+            for d in parts:
+                grad[i] += d * _fd_one(t, call, pos, base, i, d * h) / (2 * h)
         out.append(checks.compare(f"fd:{name}", t.grads[name], grad, *_tol(t, "fd"), kind="fd"))
     return out
+
+
+def _fd_one(t, call, pos, base, i, step) -> float:
+    """objective(x + step e_i) - objective(x - step e_i) through MLX's forward."""
+    vals = []
+    for sign in (1.0, -1.0):
+        bumped = base.copy()
+        bumped[i] += sign * step
+        args = list(call.primals)
+        args[pos] = execute.array(bumped, execute.dtype_name(call.primals[pos]))
+        vals.append(_objective64(t.s, execute.to_numpy(call(*args)), t.cotangent))
+    return vals[0] - vals[1]
 
 
 def metamorphic(t, call) -> list:
@@ -102,18 +111,11 @@ def metamorphic(t, call) -> list:
 
 
 def directions(t) -> dict:
-    """Random direction with entries +-1..3 (never 0, so every coordinate counts;
-    small integers, so x + h u stays exact); complex operands get a random
-    imaginary part of the same kind."""
-    rng = np.random.RandomState(t.seed % (2**32))
-    inputs = expected.logical_inputs(t.s)
-    out = {}
-    for n in t.s.wrt:
-        shape = inputs[n].shape
-        out[n] = (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape)).astype(np.float64)
-        if np.iscomplexobj(inputs[n]):
-            out[n] = out[n] + 1j * (rng.randint(1, 4, size=shape) * rng.choice((-1, 1), size=shape))
-    return out
+    """The trial's random direction (core/references.py `direction` of its seed)."""
+    key = ("direction", t.seed)
+    if key not in t.memo:
+        t.memo[key] = references.direction(t.s, t.seed)
+    return t.memo[key]
 
 
 def fd_directional(t, call) -> list:
@@ -126,17 +128,16 @@ def fd_directional(t, call) -> list:
     size measures curvature, not a defect."""
     if not t.s.info.multilinear or not t.grads:
         return []
-    mx, u = _mx(), directions(t)
+    u = directions(t)
     if any(np.shape(t.grads[n]) != u[n].shape for n in t.s.wrt):
         return []   # a wrongly shaped gradient has no directional derivative; the reference flags it
-    base = [(execute.to_numpy(p), p.dtype) for p in call.primals]
+    base = [(execute.to_numpy(p), execute.dtype_name(p)) for p in call.primals]
     vals = []
     for sign in (1.0, -1.0):
-        args = [mx.array((b + sign * FD_STEP * u[n]).astype(np.float32), dtype=dt)
-                for (b, dt), n in zip(base, t.s.wrt)]
-        vals.append(float(np.sum(t.cotangent * execute.to_numpy(call(*args)))))
+        args = [execute.array(b + sign * FD_STEP * u[n], dt) for (b, dt), n in zip(base, t.s.wrt)]
+        vals.append(numeric.pairing(t.cotangent, execute.to_numpy(call(*args))))
     fd = (vals[0] - vals[1]) / (2 * FD_STEP)
-    analytic = sum(float(np.sum(t.grads[n] * u[n])) for n in t.s.wrt)
+    analytic = sum(numeric.pairing(t.grads[n], u[n]) for n in t.s.wrt)
     return [checks.compare("fd:directional", np.array(analytic), np.array(fd), *_tol(t, "fd"),
                            kind="fd_directional")]
 
@@ -168,14 +169,14 @@ def jvp_consistency(t, call) -> list:
     u = directions(dataclasses.replace(t, seed=t.seed + 1))
     if any(np.shape(t.grads[n]) != u[n].shape for n in t.s.wrt):
         return []
-    tangents = [mx.array(u[n].astype(np.float32), dtype=p.dtype) for n, p in zip(t.s.wrt, call.primals)]
+    tangents = [execute.array(u[n], execute.dtype_name(p)) for n, p in zip(t.s.wrt, call.primals)]
     try:
         _, (ju,) = mx.jvp(call, call.primals, tangents)
         mx.eval(ju)
     except Exception:   # no JVP rule: nothing to compare
         return []
-    forward_side = float(np.sum(execute.to_numpy(ju) * t.cotangent))
-    reverse_side = sum(float(np.sum(t.grads[n] * u[n])) for n in t.s.wrt)
+    forward_side = numeric.pairing(t.cotangent, execute.to_numpy(ju))
+    reverse_side = sum(numeric.pairing(t.grads[n], u[n]) for n in t.s.wrt)
     return [checks.compare("jvp:inner_product", np.array(forward_side), np.array(reverse_side),
                            *_tol(t, "fd"), kind="jvp")]
 
@@ -222,10 +223,6 @@ def _skip(t, oracle: str, flag: str | None) -> str | None:
     if any(np.shape(t.grads[n]) != np.shape(t.expected[f"grad:{n}"]) for n in t.s.wrt):
         return "a gradient has the wrong shape (the reference check reports it)"
     return None
-
-
-def _written(arrays: dict) -> dict:
-    return {n: checks.compare("", v, v, 0.0, 0.0)["observed"] for n, v in arrays.items()}
 
 
 def _transformed(t, call, run, names, kind: str, scale=1.0, suffix="") -> list:
@@ -304,8 +301,15 @@ def _reference_ju(t, u) -> np.ndarray:
     return t.memo["ju"]
 
 
+SECOND_SALT = rechecks.SECOND_SALT   # forward mode and second order share one direction
+
+
+def _second_seed(t) -> int:
+    return t.seed + SECOND_SALT
+
+
 def _second_directions(t) -> dict:
-    return directions(dataclasses.replace(t, seed=t.seed + 2))
+    return directions(dataclasses.replace(t, seed=_second_seed(t)))
 
 
 def forward_mode(t, call) -> list:
@@ -329,7 +333,7 @@ def forward_mode(t, call) -> list:
     except Exception as e:
         return t.note("forward_mode", f"MLX has no JVP here: {execute.error_text(e)}")
     return [dict(checks.compare("jvp:forward", execute.to_numpy(ju), ref, *_tol(t), kind="forward_mode"),
-                 direction=_written(u))]
+                 seed=_second_seed(t))]
 
 
 def second_order(t, call) -> list:
@@ -360,7 +364,7 @@ def second_order(t, call) -> list:
            for i, n in enumerate(t.s.wrt)]
     if not isinstance(ref_j, Exception):
         out.append(checks.compare("second:cotangent", got[-1], ref_j, *_tol(t), kind="second_order"))
-    return [dict(c, direction=_written(u)) for c in out]
+    return [dict(c, seed=_second_seed(t)) for c in out]
 
 
 def _mlx_second(t, call, u) -> list:

@@ -1,133 +1,313 @@
-"""Replay evidence: run every recorded scenario again in the installed MLX (in the
-crash-isolated workers) and say, per record, whether it reproduced.
+"""Replay evidence: run every recorded scenario again in the installed MLX and say,
+per record, whether it reproduced; compare what is deterministic, and treat what
+is not as such on both sides.
 
-A record reproduces when its status is the same and every check it recorded
-has the same pass/fail status again; where a recorded reference check passed
-(MLX agreed with the reference), the new observed values must also agree with
-the recorded ones under the recorded tolerance. Failing values are compared by
-status only: where MLX reads past a buffer, its garbage differs from run to run.
+A check reproduces when a replay measurement gives the recorded verdict with the
+recorded values (within the check's own tolerance: atol + rtol |recorded|, a
+non-finite value exactly), whether it passed or failed; the error text of a
+record must be the recorded one. A check whose measurements differ among
+themselves is nondeterministic here (MLX reading past a buffer returns whatever
+memory holds, which changes from process to process): its recorded values prove
+nothing either way and are not held against it. So a record that does not
+reproduce at the first measurement is measured again, in fresh processes, up
+to MEASUREMENTS times; it is "not reproduced" only when every measurement agrees
+with every other and all of them disagree with the record. Honest evidence
+therefore always replays, and a value edited in the evidence is caught unless
+MLX itself cannot repeat it.
 
-Run evidence (results.json) replays through the runner's worker; fuzz findings
-through the fuzz worker, so every oracle of the finding runs again. Native
-evidence ran MLX's C++ translation units built from a checkout: it is not
-replayed here, and the report says so.
+Every record is measured in a crash-isolated worker of this module
+(`python -m <package>.running.replay DEVICE`): the catalog's form for run
+records (execute.run), the fuzzer's (every fuzz oracle, the finding's seed) for
+fuzz findings; a worker that dies is a `crashed` measurement.
 """
 from __future__ import annotations
 
+import json
+import os
+import sys
+import threading
 from dataclasses import dataclass, field
 
-from ..core import checks, jsonio
+import numpy as np
+
+from ..core import checks, verdict
 from ..core.scenario import Scenario
-from ..evidence import paths
+from ..evidence import campaigns, paths, strict
+
+MEASUREMENTS = 3          # at most, per record: the first, then fresh processes
+WORKER = __name__         # python -m <package>.running.replay DEVICE
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass
 class Item:
     """One recorded record to replay."""
     source: str           # the evidence file it came from
-    scenario: Scenario
+    scenario: dict        # the recorded scenario
     device: str
     recorded: dict        # the recorded record
-    kind: str             # "run" or "fuzz"
+    context: str          # "run" or "fuzz"
+
+    @property
+    def name(self) -> str:
+        return self.scenario.get("name", "?")
 
 
 @dataclass
 class Outcome:
     item: Item
-    replayed: dict | None
+    measurements: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+    varying: list = field(default_factory=list)   # checks shown nondeterministic here
+
+    @property
+    def replayed(self) -> dict | None:
+        return self.measurements[0] if self.measurements else None
 
     @property
     def reproduced(self) -> bool:
-        return self.replayed is not None and not self.problems
+        return bool(self.measurements) and not self.problems
 
 
+# --- what the evidence holds ---------------------------------------------------------------------
 
-
-def collect(files: dict) -> tuple:
-    """(items to replay, lines about what cannot be replayed, recorded MLX versions)."""
-    items, unreplayable, versions = [], [], set()
+def collect(files) -> list:
+    """Run records (results files of kind run) and fuzz findings, as items."""
+    files = strict.as_files(files)
+    items = []
     for name in sorted(files):
-        base = paths.basename(name)
-        data = strict.member(files, name) if name.endswith(".json") else None
-        if paths.is_results(name) and isinstance(data, dict) and base != paths.RESULTS:
-            unreplayable.append(f"{name}: native evidence (MLX's translation units built from a checkout, "
-                                "pristine or patched) cannot be replayed on an installed MLX; rerun "
-                                "build_and_test.py on that checkout")
+        if paths.is_results(name):
+            data = files.doc(name)
+            if isinstance(data, dict) and data.get("kind") == "run":
+                scen = data["scenarios"]
+                items += [Item(name, scen[r["scenario"]], r["device"], r, "run") for r in data["records"]]
+        elif paths.folder(name).endswith(paths.FINDINGS_DIR + "/") and name.endswith(".json"):
+            d = files.doc(name)
+            if isinstance(d, dict) and isinstance(d.get("record"), dict):
+                items.append(Item(name, d["scenario"], d["record"]["device"], d["record"], "fuzz"))
+    return items
+
+
+# --- comparing -----------------------------------------------------------------------------------
+
+def _values(c: dict) -> np.ndarray:
+    return checks.shaped(c.get("observed"), c.get("observed_shape"))
+
+
+def _within(recorded: dict, again: dict) -> bool:
+    """The replayed check gives the recorded verdict with the recorded values,
+    within the check's own tolerance (non-finite values exactly)."""
+    if bool(recorded.get("passed")) != bool(again.get("passed")):
+        return False
+    if recorded.get("observed") is None or again.get("observed") is None:
+        return recorded.get("observed") is None and again.get("observed") is None
+    try:
+        a, b = _values(again), _values(recorded)
+        if a.shape != b.shape:
+            return False
+        with np.errstate(all="ignore"):
+            return checks.compare("replay", a, b, recorded.get("atol", 0.0), recorded.get("rtol", 0.0))["passed"]
+    except (TypeError, ValueError):
+        return False
+
+
+def _identical(a: dict | None, b: dict | None) -> bool:
+    """Two measurements of one check are the same measurement."""
+    if a is None or b is None:
+        return a is b
+    if bool(a.get("passed")) != bool(b.get("passed")):
+        return False
+    try:
+        x, y = _values(a), _values(b)
+    except (TypeError, ValueError):
+        return False
+    return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=True))
+
+
+def _steady(ms: list) -> bool:
+    """Every measurement the same, and none that saw itself vary (execute's `deterministic`)."""
+    return all(_identical(m, ms[0]) for m in ms[1:]) and not any(
+        m is not None and m.get("deterministic") is False for m in ms)
+
+
+def _check_problem(name: str, recorded: dict | None, ms: list) -> str | None:
+    if recorded is None:   # a check the record lacks: a failure it does not show
+        if all(m is not None and not m.get("passed") for m in ms) and _steady(ms):
+            return f"{name}: fails now, and the record does not have it"
+        return None
+    if any(m is not None and _within(recorded, m) for m in ms) or not _steady(ms):
+        return None
+    m = ms[0]
+    if m is None:
+        return f"{name}: not measured again"
+    if bool(m.get("passed")) != bool(recorded.get("passed")):
+        return f"{name}: {'pass' if recorded.get('passed') else 'fail'} -> {'pass' if m.get('passed') else 'fail'}"
+    return f"{name}: {'passes' if m.get('passed') else 'fails'} again, but with other values (beyond the check's tolerance)"
+
+
+def _same_error(recorded: dict, m: dict) -> bool:
+    if recorded.get("status") == "crashed" or m.get("status") == "crashed":
+        return recorded.get("status") == m.get("status")
+    return recorded.get("error") == m.get("error")
+
+
+def reproduces(recorded: dict, ms: list) -> tuple:
+    """(problems, checks seen varying) of a record against its measurements."""
+    problems, varying = [], []
+    by = [{c["name"]: c for c in m.get("checks") or []} for m in ms]
+    names = [c["name"] for c in recorded.get("checks") or []]
+    names += sorted({n for b in by for n in b} - set(names))
+    rec_by = {c["name"]: c for c in recorded.get("checks") or []}
+    errors_dead = all(m.get("status") in ("error", "crashed", "invalid") for m in ms)
+    for n in names:
+        per = [b.get(n) for b in by]
+        if n in rec_by and errors_dead and all(p is None for p in per):
+            continue   # the VJP raised before this check, as the status comparison says
+        why = _check_problem(n, rec_by.get(n), per)
+        if why:
+            problems.append(why)
+        elif len(ms) > 1 and not _steady(per):
+            varying.append(n)
+    if not any(_same_error(recorded, m) for m in ms) and all(m.get("error") == ms[0].get("error") for m in ms):
+        problems.append(f"error {recorded.get('error')!r} -> {ms[0].get('error')!r}")
+    statuses = {m.get("status") for m in ms}
+    if recorded.get("status") not in statuses and len(statuses) == 1:
+        m = ms[0]
+        why = f" ({m.get('error')})" if m.get("error") else ""
+        problems.insert(0, f"status {recorded.get('status')} -> {m.get('status')}{why}")
+    return problems, varying
+
+
+def compare(recorded: dict, *replayed: dict) -> list:
+    """Why the replayed measurement(s) do not reproduce the recorded record (empty: they do)."""
+    return reproduces(recorded, list(replayed))[0]
+
+
+# --- measuring ----------------------------------------------------------------------------------
+
+def _dead(item: Item, death: dict) -> dict:
+    """A worker that died during a measurement: a crashed record."""
+    return {"scenario": item.name, "device": item.device, "checks": list(death.get("checks") or []),
+            "error": f"process died ({death['how']})", "status": verdict.status([], crashed=True)}
+
+
+class Measurer:
+    """Measurements of items on one device, in this module's crash-isolated worker."""
+
+    def __init__(self, device: str):
+        from .child import Child
+        self.device = device
+        self.make = lambda: Child([sys.executable, "-m", WORKER, device], name="replay worker",
+                                  cwd=PACKAGE_PARENT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        self.child = self.make()
+
+    def measure(self, item: Item, child=None) -> dict:
+        child = child or self.child
+        answer, death = child.request(json.dumps({"scenario": item.scenario, "context": item.context}) + "\n")
+        if death is not None:
+            return _dead(item, death)
+        if "harness_error" in answer:
+            raise RuntimeError(f"harness error replaying {item.name}: {answer['harness_error']}")
+        return answer["record"]
+
+    def fresh(self, item: Item) -> dict:
+        """A measurement in a process of its own (another history, another heap)."""
+        child = self.make()
+        try:
+            return self.measure(item, child)
+        finally:
+            child.close()
+
+    def close(self):
+        self.child.close()
+
+
+def replay_one(m: Measurer, item: Item) -> Outcome:
+    ms = [m.measure(item)]
+    problems, varying = reproduces(item.recorded, ms)
+    while problems and len(ms) < MEASUREMENTS:
+        ms.append(m.fresh(item))
+        problems, varying = reproduces(item.recorded, ms)
+    return Outcome(item, ms, problems, varying)
+
+
+def replay(items: list, available: list, on_record=lambda rec: None, jobs: int = 1) -> list:
+    """An Outcome per item, in order; items on a device this MLX lacks are not measured
+    (their outcome says so)."""
+    out = [None] * len(items)
+    lock = threading.Lock()
+    for device in sorted({it.device for it in items}):
+        idx = [k for k, it in enumerate(items) if it.device == device]
+        if device not in available:
+            for k in idx:
+                out[k] = Outcome(items[k], [], [f"not reproduced here: this MLX has no {device} device"])
             continue
-        if base == paths.RESULTS and isinstance(data, dict):
-            items += _run_items(name, data)
-            versions.add(str((data.get("environment") or {}).get("mlx")))
-        elif paths.folder(name).endswith(paths.FINDINGS_DIR + "/") and isinstance(data, dict) \
-                and isinstance(data.get("record"), dict):
-            items.append(_finding_item(name, data))
-    for name in sorted(n for n in files if paths.basename(n) == paths.ENVIRONMENT):
-        env = strict.member(files, name)
-        if isinstance(env, dict) and paths.folder(name) + paths.FINDINGS in files:
-            versions.add(str(env.get("mlx")))
-    return items, unreplayable, versions
+        shares = [idx[j::max(1, jobs)] for j in range(max(1, min(jobs, len(idx))))]
 
-
-def _run_items(name, data) -> list:
-    scen = data.get("scenarios") or {}
-    return [Item(name, Scenario.from_dict(scen[r["scenario"]]), r["device"], r, "run")
-            for r in data.get("records") or [] if isinstance(r, dict) and r.get("scenario") in scen]
-
-
-def _finding_item(name, data) -> Item:
-    rec = data["record"]
-    return Item(name, Scenario.from_dict(data["scenario"]), rec.get("device", "cpu"), rec, "fuzz")
-
-
-def compare(recorded: dict, replayed: dict) -> list:
-    """Why a replayed record does not reproduce the recorded one (empty: it does)."""
-    out = []
-    if recorded.get("status") != replayed.get("status"):
-        out.append(f"status {recorded.get('status')} -> {replayed.get('status')}"
-                   + (f" ({replayed.get('error')})" if replayed.get("error") else ""))
-    new = {c["name"]: c for c in replayed.get("checks") or []}
-    for c in recorded.get("checks") or []:
-        again = new.get(c.get("name"))
-        if again is None:
-            if replayed.get("status") not in ("error", "crashed"):
-                out.append(f"{c.get('name')}: not checked again")
-            continue
-        if bool(c.get("passed")) != bool(again.get("passed")):
-            out.append(f"{c.get('name')}: {'pass' if c.get('passed') else 'fail'} -> "
-                       f"{'pass' if again.get('passed') else 'fail'}")
-        elif c.get("passed") and c.get("kind", "reference") == "reference":
-            same = checks.compare(c["name"], again.get("observed"), c.get("observed"), c.get("atol", 0.0),
-                                  c.get("rtol", 0.0))
-            if not same["passed"]:
-                out.append(f"{c.get('name')}: passes again, but its values moved beyond the recorded "
-                           f"tolerance ({same['reason']})")
+        def work(share):
+            m = Measurer(device)
+            try:
+                for k in share:
+                    o = replay_one(m, items[k])
+                    with lock:
+                        out[k] = o
+                        on_record(o)
+            finally:
+                m.close()
+        threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in shares]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        missing = [k for k in idx if out[k] is None]
+        if missing:
+            raise RuntimeError(f"replay stopped before {items[missing[0]].name}")
     return out
 
 
-def _run_group(items: list, device: str, on_record) -> list:
-    from . import runner
-    records = runner.run_device([it.scenario for it in items], device, on_record)
-    by_name = {r["scenario"]: r for r in records}
-    return [by_name.get(it.scenario.name) for it in items]
+# --- the worker (a child process) ----------------------------------------------------------------
+
+def _measure_fuzz(s, device: str) -> dict:
+    """The fuzzer's measurement of a finding: every fuzz oracle, the case's seed, twice."""
+    from . import execute
+    seed = campaigns.fd_seed(s.name)
+    try:
+        rec = execute.measure(s, device, "fuzz", seed)[0]
+        execute.mark_determinism(rec, execute.measure(s, device, "fuzz", seed)[0])
+        return rec
+    except execute.Unjudgeable as e:
+        return {"scenario": s.name, "device": device, "checks": [], "status": "invalid",
+                "error": f"cannot be judged now: {e}"}
 
 
-def replay(items: list, available: list, on_record=lambda rec: None, fuzz_records=None) -> list:
-    """An Outcome per item, in order; records on a device this MLX lacks are not run.
-    `fuzz_records(scenarios, device, on_record) -> [record]` replays fuzz findings
-    (fuzz/campaign.py's replay_records: every oracle, in its crash-isolated worker)."""
-    outcomes = {}
-    groups = {}
-    for k, it in enumerate(items):
-        groups.setdefault((it.kind, it.device), []).append((k, it))
-    for (kind, device), members in groups.items():
-        if device not in available:
-            for k, it in members:
-                outcomes[k] = Outcome(it, None, [f"cannot replay on {device}: not available in this MLX"])
+def _measure(msg: dict, device: str) -> dict:
+    from ..cases import bind
+    from . import execute
+    s = bind(Scenario.from_dict(msg["scenario"]))
+    if msg.get("context") == "fuzz":
+        return _measure_fuzz(s, device)
+    return execute.run(s, device, "run")
+
+
+def worker_main(argv=None) -> int:
+    import signal
+    import traceback
+
+    from . import channel, devices
+    device = (argv or sys.argv[1:])[0]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C
+    channel.open_protocol()
+    devices.select(device)
+    channel.emit({"ready": True})
+    for line in sys.stdin:
+        try:
+            rec = _measure(json.loads(line), device)
+        except Exception:   # a harness bug must surface, never read as an MLX crash
+            channel.emit({"harness_error": traceback.format_exc()})
             continue
-        if kind == "run":
-            replayed = _run_group([it for _, it in members], device, on_record)
-        else:
-            replayed = fuzz_records([it.scenario for _, it in members], device, on_record)
-        for (k, it), rec in zip(members, replayed):
-            outcomes[k] = Outcome(it, rec, compare(it.recorded, rec) if rec else ["no record came back"])
-    return [outcomes[k] for k in range(len(items))]
+        channel.emit({"record": rec})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main())

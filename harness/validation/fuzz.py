@@ -144,9 +144,6 @@ def _campaign_problems(folder: str, camp, index: list) -> list:
         if ended != camp["ended_by"] or camp["replayable"] != campaigns.replayable(camp):
             out.append(f"{folder}{paths.CAMPAIGN}: ended_by / replayable do not follow from the campaign's "
                        "own counts (evidence/campaigns.py)")
-        db = sorted(e["signature"] for e in index if e["from_database"])
-        if sorted(camp.get("from_database") or []) != db:
-            out.append(f"{folder}{paths.CAMPAIGN}: from_database differs from the index's")
     return out
 
 

@@ -481,3 +481,59 @@ def list_releases(provider, notes: list) -> list | None:
         except InstallError as e:
             notes.append(f"cannot list releases: {e}")
     return releases_for_platform(listings) if listings else None
+
+
+# ------------------------------------------------------------------- replay
+
+def shipped_probes(probe_dir=None) -> dict:
+    """{sha256: path} of every probe this package ships: probes/*.py and the findings
+    table's reproducers, probes/findings/*.py. Replay runs only these (found by the
+    hash a matrix recorded), never a script that came with the evidence."""
+    d = Path(probe_dir) if probe_dir else default_probe_dir()
+    found = sorted(d.glob("*.py")) + sorted((d / "findings").glob("*.py"))
+    return {sha256_file(p): p.resolve() for p in found if p.is_file()}
+
+
+def _spec(package: str, version: str) -> str:
+    return f"mlx[cpu]=={version}" if package == "mlx-cpu" else f"mlx=={version}"
+
+
+def replay_plan(doc: dict, only=None, probe_dir=None) -> tuple:
+    """(releases, probes, notes) to run a recorded matrix again: the recorded releases
+    (those named by --only) installed as recorded, and the recorded probes this package
+    ships; notes say what cannot be replayed and why."""
+    notes, releases, probe_list = [], [], []
+    shipped = shipped_probes(probe_dir)
+    for p in doc["probes"]:
+        path = shipped.get(p["sha256"])
+        if path is None or path.stem != p["id"]:
+            notes.append(f"probe {p['id']}: not a probe this package ships (sha256 {p['sha256'][:12]}); "
+                         "scripts from evidence are never run")
+        else:
+            probe_list.append(Probe(path, builtin=bool(p.get("builtin"))))
+    recorded = {r["version"]: r for r in doc["releases"]}
+    for v in only or []:
+        if v not in recorded:
+            notes.append(f"--only {v}: the matrix does not record that release")
+    for r in doc["releases"]:
+        if only and r["version"] not in only:
+            continue
+        package = r.get("package", "mlx")
+        if r.get("spec", _spec(package, r["version"])) != _spec(package, r["version"]):
+            notes.append(f"mlx {r['version']}: recorded install spec {r.get('spec')!r} is not this version's")
+            continue
+        releases.append(Release(r["version"], package, _spec(package, r["version"])))
+    return releases, probe_list, notes
+
+
+def compare_cells(doc: dict, rows: list, probe_list: list) -> list:
+    """[(version, probe id, recorded status, status now, reproduced)] per replayed cell."""
+    recorded = {r["version"]: r for r in doc["releases"]}
+    out = []
+    for row in rows:
+        rec = recorded[row.release.version]
+        for p in probe_list:
+            was = CANNOT if rec["install"]["status"] != "ok" else (rec["probes"].get(p.id) or {}).get("status")
+            now = cell(row, p.id)
+            out.append((row.release.version, p.id, was, now, was == now))
+    return out

@@ -197,5 +197,5 @@ def check(path):
     """The validator in-process (fast): (returncode, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = validate_cli.main([str(path)])
+        rc = validate_cli.script([str(path)])
     return rc, out.getvalue(), err.getvalue()

@@ -79,3 +79,31 @@ def test_a_row_refuses_an_unknown_context_and_a_recheck_without_the_validator():
         oracles.Oracle("x", "", ("x",), ("lunch",), None, None, confirms=False)
     with pytest.raises(ValueError, match="recheck"):
         oracles.Oracle("x", "", ("x",), ("run",), None, lambda c, ctx: ([], c), confirms=False)
+
+
+def test_features_separate_corners_and_leave_the_plain_call_alone():
+    import dataclasses
+    from mlx_vjpcheck.core.tensors import tensor
+    s = _scenario("gmm/left_repeat/matrix/sorted")
+    f = {"oracle": "reference", "gradient": "grad-a", "kind": "wrong-value", "check": "grad:a"}
+    assert judge.features(s) == ()
+    a = s.operands["a"]
+    half = dataclasses.replace(s, operands=dict(s.operands, a=dataclasses.replace(a, dtype="bfloat16"),
+                                                b=dataclasses.replace(s.operands["b"], dtype="bfloat16")))
+    assert judge.signature(half, f) == "gather_mm__grad-a__reference__wrong-value__left_repeat__bfloat16"
+    strided = dataclasses.replace(s, operands=dict(s.operands, a=tensor(
+        [1.0, 9.0, 2.0, 9.0], views=[{"op": "slice", "index": [[0, 4, 2]]}])))
+    assert judge.features(strided) == ("slice",)
+    e = {"oracle": "vjp_exception", "gradient": "vjp", "kind": "exception-ValueError", "check": None}
+    assert judge.signature(half, e).endswith("__any")   # exceptions keep their five parts
+
+
+def test_a_known_finding_covers_only_calls_with_at_least_its_features():
+    head = "op__grad-a__reference__wrong-value__plain"
+    known = {f"{head}__bfloat16"}
+    assert judge.covered(f"{head}__bfloat16", known)
+    assert judge.covered(f"{head}__bfloat16+slice", known)
+    assert not judge.covered(f"{head}__rank0", known)          # another corner: another defect
+    assert not judge.covered(head, known)                      # the plain call fails too: new
+    assert judge.covered(f"{head}__rank0", {head})             # a plain finding covers its corners
+    assert not judge.covered(f"op__grad-b__reference__wrong-value__plain__rank0", {head})

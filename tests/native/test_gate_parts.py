@@ -337,6 +337,14 @@ def test_fuzz_findings_new_or_in_scope_fail_the_gate(tmp_path):
     # unless the regression corpus says it is out of the patch's scope
     s = PF.summarize(outs, checked, ["gather_mm"], {"gather_mm__a": "a kernel's dtype"})
     assert PF.verdict(s, camp)[0] == 0
+    # or only an oracle the gate does not hold the patch to (second order, vmap) flags it
+    checked["patched"]["s1"] = {"status": "fail",
+                                "signature": "gather_mm__second-status__second_order__exception-X__rhs"}
+    row = next(r for r in PF.summarize(outs, checked, ["gather_mm"], {})["rows"] if r["scenario"] == "s1")
+    assert row["verdict"].startswith("pre-existing") and "second_order" in row["verdict"]
+    checked["patched"]["s1"]["signature"] = "gather_mm__grad-a__reference__wrong-value__rhs"
+    row = next(r for r in PF.summarize(outs, checked, ["gather_mm"], {})["rows"] if r["scenario"] == "s1")
+    assert row["verdict"] == "in scope, still failing patched"
 
 
 # --- the cache, the bindings build, the patch ------------------------------------------------------

@@ -110,15 +110,16 @@ def test_crash_is_one_record_and_wrong_gradient_is_rejected(tmp_path, monkeypatc
         ["pass", "crashed", "fail", "pass"]
     assert "SIGABRT" in recs["boom"]["error"]
     bad = {c["name"] for c in recs["wrong"]["checks"] if not c["passed"]}
-    assert bad == {"grad:a"}
+    # the wrong da shows in the plain VJP and again under the transforms (compile, ...)
+    assert "grad:a" in bad and all(n.split("#")[0].endswith("grad:a") for n in bad), bad
 
 
 def test_filter_selects_and_writes_atomically(tmp_path):
     out = tmp_path / "r"
-    proc = run_cli("run", "--device", "cpu", "--filter", "right_identity", "--out", out)
+    proc = run_cli("run", "--device", "cpu", "--filter", "right_repeat/wrt_a", "--out", out)
     assert proc.returncode == 0, proc.stderr
     data, recs = _records(out)
-    assert set(recs) == {"gmm/right_identity/sorted", "gmm/right_identity/unsorted"}
+    assert set(recs) == {"gmm/right_repeat/wrt_a/sorted", "gmm/right_repeat/wrt_a/unsorted"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]   # no temp leftovers
 
 

@@ -1,0 +1,148 @@
+"""The kinds of evidence `mlx-vjpcheck replay` executes again outside the
+scenario worker: version matrices, fuzz campaigns by seed, the C++ suite
+against the wheel, and native gates (through build_and_test.py --replay).
+cli/replay.py dispatches here; each function returns (what, reproduced?, detail)
+rows for the trust line."""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from ..core.errors import UsageError
+from ..evidence import paths
+from ..evidence.text import visible
+from ..running import replay as R
+
+
+# --- native gate: build_and_test.py --replay ------------------------------------------------------
+
+def gate(args, say) -> int:
+    """Rebuild the gate's two builds from the recorded commit and patch and run everything
+    again (harness/native/replay.py); its exit code is the verdict."""
+    if not args.mlx_source or not args.mlx_build:
+        raise UsageError("native gate evidence is replayed by rebuilding MLX: give --mlx-source (a checkout "
+                         "at the recorded commit) and --mlx-build (its static build)")
+    from ..native import build as native_build
+    from ..native import gate as G
+    from ..native import replay as gate_replay
+    ns = argparse.Namespace(replay=args.evidence, mlx_source=args.mlx_source, mlx_build=args.mlx_build,
+                            out=args.out, replace=args.replace, cache=args.cache, jobs=args.jobs, fresh=False)
+    try:
+        code = gate_replay.main(ns, native_build.MLX, lambda msg: say(f"build_and_test: {msg}"))
+    except G.InputError as e:
+        raise UsageError(str(e)) from None
+    print(visible(f"trust: {'reproduced' if code == 0 else 'NOT reproduced'} by rebuilding the gate "
+                  f"(build_and_test.py --replay)  ->  {args.out}"))
+    return code
+
+
+# --- everything else ---------------------------------------------------------------------------------
+
+def others(ev, facts, kinds: dict, args, say) -> list:
+    out = []
+    for name in sorted(kinds["versions"]):
+        out.append(versions(ev.files, name, args, say))
+    for name in sorted(kinds["wheel"]):
+        out.append(wheel(ev.files, name, args, say))
+    for fz in facts.fuzz:
+        out.append(campaign(ev.files, fz, args, say))
+    return out
+
+
+def versions(files, name: str, args, say) -> tuple:
+    """The recorded probes in the recorded releases, each cell's exit code compared."""
+    from ..versions import matrix as V
+    doc = files.doc(name)
+    releases, probe_list, notes = V.replay_plan(doc, args.only)
+    for n in notes:
+        say(f"versions: {n}")
+    if not releases or not probe_list:
+        return "versions", False, "nothing could be replayed"
+    root = V.cache_root(args.cache_dir)
+    say(f"versions: {len(releases)} releases x {len(probe_list)} probes (cache {root})")
+    rows = V.run_matrix(V.PipProvider(), releases, probe_list, root, doc.get("device", "cpu"), args.timeout,
+                        args.jobs or 2)
+    cells = V.compare_cells(doc, rows, probe_list)
+    for version, pid, was, now, same in cells:
+        say(f"mlx {version} {pid}: recorded {was}, now {now}" + ("" if same else "  NOT reproduced"))
+    bad = sum(not c[4] for c in cells)
+    ok = not bad and not notes
+    return "versions", ok, f"{len(cells) - bad} of {len(cells)} cells" + (f", {len(notes)} not replayable" if notes else "")
+
+
+def campaign(files, fz, args, say) -> tuple:
+    """A fuzz campaign: by seed when it ended on its case budget (with --campaign),
+    else the verdict says its silence is not reproducible."""
+    what = f"campaign {fz.folder or './'}"
+    if not args.campaign:
+        how = "--campaign runs it again" if fz.replayable["by_seed"] else fz.replayable["why"]
+        return what, True, f"findings replayed one by one; absence of other findings not re-checked ({how})"
+    if not fz.replayable["by_seed"]:
+        return what, False, f"cannot be run again to the same cases: {fz.replayable['why']}"
+    camp = files.doc(fz.folder + paths.CAMPAIGN)
+    import hypothesis
+    if camp["hypothesis"] != hypothesis.__version__:
+        return what, False, f"made with hypothesis {camp['hypothesis']}, this is {hypothesis.__version__}"
+    want = sorted(f["signature"] for f in camp["findings"])
+    got = sorted(_rerun(camp, say))
+    if got == want:
+        return what, True, f"the same {len(got)} signatures from seeds {camp['seeds']}"
+    missing, new = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+    return what, False, f"{len(missing)} recorded signatures not found again (first {missing[:1]}), {len(new)} new"
+
+
+def _rerun(camp: dict, say) -> set:
+    from ..fuzz import campaign as C
+    from ..fuzz import targets
+    unknown = sorted(set(camp["ops"]) - set(targets.names()))
+    if unknown:
+        raise UsageError(f"the campaign fuzzed ops this package lacks: {', '.join(unknown)}")
+    found = set()
+    for seed in camp["seeds"]:
+        say(f"campaign: seed {seed}, {camp['max_cases']} cases")
+        result = C.run_single(camp["ops"], camp["device"], seed, 1e9, camp["max_cases"], "none",
+                              dtypes=camp["dtypes"])
+        found |= {f.signature for f in result["findings"]}
+    return found
+
+
+def wheel(files, name: str, args, say) -> tuple:
+    """The C++ suite against this wheel: built (or reused), the recorded scenarios run again."""
+    from ..core.scenario import Scenario
+    from ..native import suite as native_suite
+    from ..native import wheel as native_wheel
+    data = files.doc(name)
+    try:
+        binary = native_suite.build_wheel(native_wheel.default_build_dir(), say=lambda m: say(f"native: {m}"))
+    except native_suite.NativeError as e:
+        return f"native {name}", False, f"the suite cannot be built here: {e}"
+    scenarios = [Scenario.from_dict(d) for d in data["scenarios"].values()]
+    first = _native_run(binary, scenarios)
+    bad = 0
+    for rec in data["records"]:
+        ms = [first.get(rec["scenario"])]
+        problems = ["not run again"] if ms[0] is None else R.compare(rec, *ms)
+        while problems and ms[0] is not None and len(ms) < R.MEASUREMENTS:
+            again = _native_run(binary, [s for s in scenarios if s.name == rec["scenario"]])
+            ms.append(again.get(rec["scenario"]))
+            problems = R.compare(rec, *[m for m in ms if m is not None])
+        if problems:
+            bad += 1
+            say(f"{rec['scenario']}: NOT reproduced: {'; '.join(problems)[:300]}")
+    n = len(data["records"])
+    return f"native {name}", not bad, f"{n - bad} of {n} records"
+
+
+def _native_run(binary, scenarios: list) -> dict:
+    from ..native import suite as native_suite
+    with tempfile.TemporaryDirectory(prefix="vjpcheck-replay-") as tmp:
+        path = native_suite.write_input(scenarios, Path(tmp) / paths.SCENARIOS)
+        run = native_suite.run_binary(binary, path)
+    return {r["scenario"]: r for r in run.records}
+
+
+if __name__ == "__main__":
+    from . import options
+    sys.exit(options.not_a_program("replay"))
