@@ -171,7 +171,8 @@ def gate_main(args, project: Project, scenarios) -> int:
     fixes = _fixes(args, project)
     if args.replay is not None:
         from ..native import replay as gate_replay
-        return gate_replay.main(args, project, say)
+        from ..validation import evidence as validator
+        return gate_replay.main(args, project, say, validator.check)
     entries = None if args.fuzz is not None else choose_entries(args, scenarios)
     if args.fuzz is not None:
         stages = ("harness",) if project.bindings else ("native",)
@@ -217,7 +218,6 @@ def fuzz_main(args, gate, fixes, t_start) -> int:
 
 def fuzz_native_main(args, gate, t_start) -> int:
     """--fuzz on a project without bindings: the native suite's server mode."""
-    from pathlib import Path
 
     from ..native import fuzz as native_fuzz
     corpus = files.regressions()
@@ -233,7 +233,7 @@ def fuzz_native_main(args, gate, t_start) -> int:
             gate.rec.record(cid, argv, native_fuzz.ROOT, rc, seconds, out, err)
         try:
             outs = native_fuzz.side_by_side(binaries, gate.work, args.seed, args.fuzz,
-                                            args.max_examples, log=log)
+                                            args.max_examples, log=log, checkout=gate.src)
         except RuntimeError as e:
             raise G.StepFailed(str(e))
         import shutil
@@ -262,20 +262,20 @@ def _cell(status) -> str:
     return terminal._cell(status)
 
 
-def _scenario_table(title, rows, with_signature=False):
+def _scenario_table(title, rows, fails=None, with_signature=False):
     from rich.markup import escape
     from rich.table import Table
     t = Table(title=title)
-    for col in ("scenario", "op", "expects defect", "pristine", "patched"):
+    for col in ("scenario", "op", "expects defect", "pristine", "patched", "patched fails"):
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(escape(r.get("signature") or r["scenario"] if with_signature else r["scenario"]),
                   escape(r.get("op", "")), "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
-                  _cell(r["patched"]))
+                  _cell(r["patched"]), escape(", ".join((fails or {}).get(r["scenario"], {}).get("patched") or ())))
     return t
 
 
-def print_comparison(comp: dict, scope: dict, what: str) -> None:
+def print_comparison(comp: dict, scope: dict, what: str, fails=None) -> None:
     """The rows that matter: the scope's, and every row whose status changed; rows
     failing on both elsewhere are counted per op."""
     from collections import Counter
@@ -291,7 +291,7 @@ def print_comparison(comp: dict, scope: dict, what: str) -> None:
     changed = [r for r in rows if r.get("op") not in ops and r["pristine"] != r["patched"]]
     units = ", ".join(comp.get("units", []))
     if scoped:
-        c.print(_scenario_table(f"{what}: pristine vs patched, the ops in scope ({units})", scoped))
+        c.print(_scenario_table(f"{what}: pristine vs patched, the ops in scope ({units})", scoped, fails))
     if corpus:
         from rich.table import Table
         t = Table(title=f"{what}: regression corpus, one minimal scenario per confirmed finding")
@@ -303,7 +303,7 @@ def print_comparison(comp: dict, scope: dict, what: str) -> None:
                       "in scope" if r.get("in_scope", True) else escape(f"out: {r.get('reason', '')}"))
         c.print(t)
     if changed:
-        c.print(_scenario_table(f"{what}: scenarios of other ops whose outcome changed", changed))
+        c.print(_scenario_table(f"{what}: scenarios of other ops whose outcome changed", changed, fails))
     both = Counter(r.get("op", "?") for r in rows if r.get("op") not in ops
                    and r["pristine"] != "pass" and r["patched"] != "pass")
     if both:
@@ -323,20 +323,24 @@ def print_comparison(comp: dict, scope: dict, what: str) -> None:
                 f"patched {says(fp.get('patched'))}")
 
 
-def print_mlx_tests(doc: dict) -> None:
+def print_mlx_tests(doc: dict, reruns: dict | None = None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from ..native import mlxtests
     from . import terminal
     c = terminal.console()
-    rows = [r for r in doc["rows"] if r["change"] in ("regression", "flaky", "fixed", "changed", "missing")]
+    rows = [r for r in doc["rows"] if r["change"] in ("regression", "fixed", "changed", "missing")]
     if rows:
         t = Table(title="MLX's own tests whose outcome changed")
-        for col in ("suite", "test", "pristine", "patched", "change", "detail"):
+        for col in ("suite", "test", "pristine", "patched", "change", "reruns (pristine; patched)", "detail"):
             t.add_column(col, overflow="fold")
         for r in rows:
-            t.add_row(r["suite"], escape(r["test"]), r["pristine"] or "-", r["patched"] or "-", r["change"],
-                      escape((r.get("detail") or "")[:120]))
+            seen = (reruns or {}).get(mlxtests.key(r))
+            change = "flaky" if mlxtests.flaky(r, reruns) else r["change"]
+            t.add_row(r["suite"], escape(r["test"]), r["pristine"] or "-", r["patched"] or "-", change,
+                      escape(f"{', '.join(map(str, seen['pristine']))}; {', '.join(map(str, seen['patched']))}")
+                      if seen else "", escape((r.get("detail") or "")[:120]))
         c.print(t)
     pre = [r for r in doc["rows"] if r["change"] == "pre-existing"]
     if pre:
@@ -346,12 +350,14 @@ def print_mlx_tests(doc: dict) -> None:
 
 
 def print_gate(outcome: dict, scope: dict) -> None:
+    info = outcome.get("gate") or {}
+    fails = info.get("failing") or {}
     if outcome.get("comparison"):
-        print_comparison(outcome["comparison"], scope, "harness")
+        print_comparison(outcome["comparison"], scope, "harness", fails.get("harness"))
     if outcome.get("native_comparison"):
-        print_comparison(outcome["native_comparison"], scope, "native")
+        print_comparison(outcome["native_comparison"], scope, "native", fails.get("native"))
     if outcome.get("mlx_tests"):
-        print_mlx_tests(outcome["mlx_tests"])
+        print_mlx_tests(outcome["mlx_tests"], info.get("mlx_test_reruns"))
 
 
 def print_fuzz(summary: dict, campaigns: dict) -> None:

@@ -193,6 +193,8 @@ def coverage(fh, infos: list, start_dir: int, size: int) -> str | None:
                 return (f"{info.header_offset - offset} bytes before entry {info.filename!r} belong to no entry"
                         if info.header_offset > offset else f"entry {info.filename!r} overlaps the one before it")
             offset = _entry_end(fh, info)
+            if offset > start_dir:
+                return f"entry {info.filename!r}: its data runs past the end of the entries, into the directory"
     except (ValueError, struct.error, OSError):
         return "an entry's local header is missing or truncated"
     if start_dir != offset or end_record[6] != offset or end_record[5] + offset != size - _END.size:

@@ -135,8 +135,8 @@ def signature(s, failure: dict) -> str:
     different corners; a plain float32 call adds nothing, so the report's
     classes keep their five-part names. An exception is named by its type and
     MLX's '[function]' tag alone, since the same failing site shows up under
-    many forms."""
-    raised = failure["oracle"] == "vjp_exception"
+    many forms (a transform's status check that raised as well)."""
+    raised = failure["oracle"] == "vjp_exception" or failure["kind"].startswith(("exception-", "crash-"))
     form = "any" if raised else (s.family or "plain")
     parts = [s.op, failure["gradient"], failure["oracle"], failure["kind"], form]
     extra = () if raised else features(s)

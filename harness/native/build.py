@@ -31,6 +31,10 @@ class BuildError(RuntimeError):
     """The build directory cannot be used (one line, exit 2)."""
 
 
+class StepFailed(RuntimeError):
+    """A compile, link or run went wrong; the run dir is kept as evidence (exit 2)."""
+
+
 @dataclass(frozen=True)
 class Project:
     """A C++ library validated by pristine-vs-patched translation units."""

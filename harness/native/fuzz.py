@@ -123,14 +123,15 @@ def write_campaign(out, result, env) -> None:
 
 # --- the parent: both variants side by side, then every finding on both -------------------
 
-def _child_cmd(binary, tolerances, seed, budget_s, max_cases, out) -> list:
+def _child_cmd(binary, tolerances, seed, budget_s, max_cases, out, checkout=None) -> list:
     cmd = [sys.executable, "-m", MODULE, "--binary", str(binary), "--tolerances", str(tolerances),
            "--seed", str(seed), "--time", str(budget_s), "--out", str(out)]
-    return cmd + (["--max-examples", str(max_cases)] if max_cases else [])
+    return cmd + (["--max-examples", str(max_cases)] if max_cases else []) + \
+        (["--mlx-checkout", str(checkout)] if checkout else [])
 
 
 def side_by_side(binaries: dict, work: Path, seed: int, budget_s: float, max_cases=None,
-                 log=None) -> dict:
+                 log=None, checkout=None) -> dict:
     """{variant: out dir} after one campaign per binary, run in parallel processes.
     `log(cid, argv, rc, seconds, stdout, stderr)` records each process."""
     tolerances = native_server.write_tolerances(work / "tolerances.json")
@@ -139,7 +140,7 @@ def side_by_side(binaries: dict, work: Path, seed: int, budget_s: float, max_cas
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     for variant, exe in binaries.items():
         outs[variant] = work / f"fuzz-{variant}"
-        argv = _child_cmd(exe, tolerances, seed, budget_s, max_cases, outs[variant])
+        argv = _child_cmd(exe, tolerances, seed, budget_s, max_cases, outs[variant], checkout)
         procs[variant] = (argv, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                  text=True, cwd=ROOT, env=env))
     for variant, (argv, p) in procs.items():
@@ -208,10 +209,12 @@ def child_main(argv=None) -> int:
     p.add_argument("--time", type=float, required=True)
     p.add_argument("--max-examples", type=int)
     p.add_argument("--out", required=True)
+    p.add_argument("--mlx-checkout", default=None,
+                   help="the checkout the binary was built from: the subject its environment records")
     args = p.parse_args(argv)
     from ..running import environment
     result = campaign(args.binary, args.tolerances, args.seed, args.time, args.max_examples)
-    env = environment.record(["cpu"])
+    env = environment.record(["cpu"], mlx_checkout=args.mlx_checkout)
     env["native_binary"] = args.binary
     write_campaign(args.out, result, env)
     st = result["campaign"]["stats"]

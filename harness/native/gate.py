@@ -30,7 +30,6 @@ import concurrent.futures as cf
 import hashlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import jsonio, resources
+from ..core.scenario import dump_catalog
 from ..evidence import atomic, paths, rundir
 from ..running import environment
 from . import bindings as nbind
@@ -67,8 +67,7 @@ class InputError(RuntimeError):
     """Bad input: one line on stderr, exit 2, nothing written."""
 
 
-class StepFailed(RuntimeError):
-    """A compile, link or run went wrong; the run dir is kept as evidence (exit 2)."""
+StepFailed = nb.StepFailed   # a compile, link or run went wrong; the run dir is kept (exit 2)
 
 
 # --- checking the inputs (nothing is written before these pass) ---------------
@@ -516,6 +515,18 @@ def failing(rec: dict | None) -> list:
     return sorted(out)
 
 
+def failing_oracles(runs: dict) -> dict:
+    """{scenario: {variant: [oracles its record fails]}} for every record that does not
+    pass: what the verdict holds a patch to (HELD) is read from it. Kept in gate.json;
+    anyone can re-derive it from the two results files."""
+    out = {}
+    for v in VARIANTS:
+        for r in runs[v].records:
+            if r.get("status") != "pass":
+                out.setdefault(r["scenario"], {})[v] = failing(r)
+    return out
+
+
 def comparison(entries, runs: dict, units: list) -> dict:
     """One row per scenario either build ran: its op, both statuses, whether a pristine
     build is expected not to pass it, where it came from, and whether the regression
@@ -530,9 +541,6 @@ def comparison(entries, runs: dict, units: list) -> dict:
                    "pristine": (by["pristine"].get(s.name) or {}).get("status"),
                    "patched": (by["patched"].get(s.name) or {}).get("status"),
                    "expects_defect": e.expects_defect, "source": e.kind, "in_scope": e.in_scope}
-            for v in VARIANTS:
-                if row[v] != "pass":
-                    row[f"{v}_failing"] = failing(by[v].get(s.name))
             if e.kind == "regression":
                 row["signature"] = e.meta.get("signature")
                 row["recorded_pristine"] = e.meta["pristine"]["status"]
@@ -566,10 +574,13 @@ def resolve_scope(fixes, comps, mlx_rows=()) -> dict:
             "strict": sorted(ops & set(TARGET))}
 
 
-def judge(comp: dict, scope: dict) -> dict:
-    """What the rows say under the scope: lists of scenario names per finding."""
+def judge(comp: dict, scope: dict, fails: dict | None = None) -> dict:
+    """What the rows say under the scope: lists of scenario names per finding. `fails`
+    (failing_oracles): which oracles each non-passing record fails; without it every
+    failure counts as one of the gradient rules' own."""
     ops, strict = set(scope["ops"]), set(scope["strict"])
     rows = comp["rows"]
+    held = lambda r: bool(set((fails or {}).get(r["scenario"], {}).get("patched") or ["error"]) & set(HELD))  # noqa: E731
     scoped = [r for r in rows if r.get("op") in ops and r.get("in_scope", True)]
     expected = [r for r in scoped if r["expects_defect"]]
     return {
@@ -579,10 +590,8 @@ def judge(comp: dict, scope: dict) -> dict:
         # an expected defect of a strict op that the pristine build does not show
         "missed": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") in strict],
         "absent": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") not in strict],
-        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass"
-                    and set(r.get("patched_failing") or ["error"]) & set(HELD)],
-        "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass"
-                        and not set(r.get("patched_failing") or ["error"]) & set(HELD)],
+        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and held(r)],
+        "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass" and not held(r)],
         "regressed": [r["scenario"] for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"],
         "fixed": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] == "pass"],
         "pre_existing": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] != "pass"
@@ -592,11 +601,11 @@ def judge(comp: dict, scope: dict) -> dict:
     }
 
 
-def verdict(comp: dict, scope: dict | None = None, what: str = "harness") -> tuple:
+def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails: dict | None = None) -> tuple:
     """(exit code, one line) for one comparison under the scope (default: auto from this
     comparison alone)."""
     scope = scope or resolve_scope(None, [comp])
-    j = judge(comp, scope)
+    j = judge(comp, scope, fails)
     if not j["rows"]:
         return 1, f"{what}: no scenario ran"
     fp = comp.get("fast_path") or {}
@@ -610,7 +619,8 @@ def verdict(comp: dict, scope: dict | None = None, what: str = "harness") -> tup
     scope_txt = ", ".join(scope["ops"]) or "no op"
     line = (f"{head}pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} expected defects "
             f"of {scope_txt}; patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} of their "
-            f"scenarios" + (f" ({j['corpus']} from the regression corpus)" if j["corpus"] else "")
+            f"scenarios in the gradient rules' own oracles"
+            + (f" ({j['corpus']} from the regression corpus)" if j["corpus"] else "")
             + f"; {len(reg)} of the {j['passing_pristine']} scenarios pristine passes no longer pass"
             + f"; {len(j['pre_existing'])} fail on both (pre-existing)"
             + (f"; {len(j['other_rules'])} of the scope's fail on both only in oracles of other rules "
@@ -634,13 +644,14 @@ def overall(outcome: dict, scope_arg=None) -> tuple:
     mlx_rows = outcome.get("mlx_tests", {}).get("rows", [])
     scope = resolve_scope(scope_arg, [c for c in comps if c], mlx_rows)
     codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
+    fails = (outcome.get("gate") or {}).get("failing") or {}
     for comp, what in ((outcome.get("comparison"), "harness"), (outcome.get("native_comparison"), "native")):
         if comp is not None:
-            c, line = verdict(comp, scope, what)
+            c, line = verdict(comp, scope, what, fails.get(what))
             codes.append(c)
             lines.append(line)
     if "mlx_tests" in outcome:
-        ok, line = mlxtests.verdict(mlx_rows)
+        ok, line = mlxtests.verdict(mlx_rows, (outcome.get("gate") or {}).get("mlx_test_reruns"))
         codes.append(0 if ok else 1)
         lines.append(line)
     changed = bool(changed_ops(*[c for c in comps if c])) or any(r["change"] for r in mlx_rows)
@@ -754,13 +765,14 @@ def mlx_tests_document(results: dict, gate: Gate, built: dict | None = None) -> 
         per = {v: results[(stage, v)] for v in VARIANTS}
         suites[suite] = {v: {k: r.get(k) for k in ("count", "processes", "mlx") if k in r} for v, r in per.items()}
         rows += mlxtests.compare(suite, per["pristine"]["tests"], per["patched"]["tests"])
+    reruns = {}
     if built is not None and any(r["change"] == "regression" for r in rows):
         _say(gate, f"running the {sum(r['change'] == 'regression' for r in rows)} MLX tests that pass pristine "
                    f"and not patched again, {mlxtests.RERUNS} times each on each build")
-        mlxtests.confirm(rows, lambda suite, test, v: rerun_test(gate, built, suite, test, v))
-    ok, line = mlxtests.verdict(rows)
+        reruns = mlxtests.confirm(rows, lambda suite, test, v: rerun_test(gate, built, suite, test, v))
+    ok, line = mlxtests.verdict(rows, reruns)
     return {"schema": mlxtests.SCHEMA, "filter": gate.mlx_tests_filter, "suites": suites, "rows": rows,
-            "passed": ok, "summary": line}
+            "passed": ok, "summary": line}, reruns
 
 
 def run(gate: Gate, entries: list, out, replace: bool = False) -> dict:
@@ -774,7 +786,8 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     t0 = time.perf_counter()
     scenarios = [e.scenario for e in entries]
     input_path = native_suite.write_input(scenarios, gate.work / paths.SCENARIOS)
-    shutil.copyfile(input_path, tmp / paths.SCENARIOS)   # the exact input of every run, kept
+    # Every run's scenarios, kept (the binaries' input adds the project's tolerance table).
+    atomic.write_text(tmp / paths.SCENARIOS, dump_catalog(scenarios) + "\n")
     built = build_variants(gate)
     t_built = time.perf_counter()
     native_rec = None
@@ -786,10 +799,12 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
                     "builds": {v: {"reused": b.reused, "parts": {p: str(d) for p, d in b.parts.items()}}
                                for v, b in built.items()},
                     "stages": list(gate.stages)}}
+    failing_by = out["gate"]["failing"] = {}
     if "harness" in gate.stages:
         runs = {v: results[("harness", v)] for v in VARIANTS}
         out["results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"gate-{v}") for v in VARIANTS}
         out["comparison"] = comparison(entries, runs, list(gate.touched))
+        failing_by["harness"] = failing_oracles(runs)
     if "native" in gate.stages:
         runs = {v: results[("native", v)][0] for v in VARIANTS}
         out["native_results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}")
@@ -797,6 +812,7 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         comp = comparison(entries, runs, list(gate.touched))
         comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
         out["native_comparison"] = comp
+        failing_by["native"] = failing_oracles(runs)
     if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
-        out["mlx_tests"] = mlx_tests_document(results, gate, built)
+        out["mlx_tests"], out["gate"]["mlx_test_reruns"] = mlx_tests_document(results, gate, built)
     return out

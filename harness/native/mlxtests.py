@@ -247,7 +247,7 @@ def test_id(attrs: dict) -> str:
 def parse_doctest_xml(text: str) -> tuple:
     """([(name, outcome, detail)], name started but unfinished or None), from doctest's
     XML reporter output, complete or cut short by a crash."""
-    out, pos, current = [], 0, None
+    out, current = [], None
     events = sorted([(m.start(), "case", m) for m in CASE.finditer(text)] +
                     [(m.start(), "result", m) for m in RESULT.finditer(text)], key=lambda e: e[0])
     seen_case = {}
@@ -373,24 +373,40 @@ def compare(suite: str, pristine: dict, patched: dict) -> list:
 RERUNS = 3
 
 
-def confirm(rows: list, rerun) -> None:
+def key(row: dict) -> str:
+    return f"{row['suite']}:{row['test']}"
+
+
+def confirm(rows: list, rerun) -> dict:
     """Each regression (a test passing pristine, not patched) run again RERUNS times on each
-    build by itself: `rerun(suite, test, variant) -> outcome`. It stays a regression when
-    every rerun on pristine passes and a rerun on patched does not; otherwise it is marked
-    "flaky" (timing or order dependent: not the patch's doing) with what the reruns gave."""
+    build by itself: `rerun(suite, test, variant) -> outcome`. Returns {suite:test:
+    {"pristine": [...], "patched": [...], "confirmed": bool}}: a regression is confirmed
+    when every rerun on pristine passes and a rerun on patched does not; otherwise it is
+    flaky (timing or order dependent: not the patch's doing). The rows stay as the two
+    full runs give them."""
+    out = {}
     for r in rows:
         if r["change"] != "regression":
             continue
         seen = {v: [rerun(r["suite"], r["test"], v) for _ in range(RERUNS)] for v in ("pristine", "patched")}
-        r["reruns"] = seen
-        if not (all(o in GOOD for o in seen["pristine"]) and any(o not in GOOD for o in seen["patched"])):
-            r["change"] = "flaky"
+        out[key(r)] = dict(seen, confirmed=confirmed(seen))
+    return out
 
 
-def verdict(rows: list) -> tuple:
-    """(ok, one line). Regressions fail the gate; so does a test that ran on pristine,
-    passing, and not at all on patched."""
-    bad = [r for r in rows if r["change"] == "regression"
+def confirmed(seen: dict) -> bool:
+    return all(o in GOOD for o in seen["pristine"]) and any(o not in GOOD for o in seen["patched"])
+
+
+def flaky(row: dict, reruns: dict | None) -> bool:
+    """A regression its reruns did not confirm."""
+    seen = (reruns or {}).get(key(row))
+    return row["change"] == "regression" and seen is not None and not confirmed(seen)
+
+
+def verdict(rows: list, reruns: dict | None = None) -> tuple:
+    """(ok, one line). Regressions fail the gate (unless reruns show them flaky); so does
+    a test that ran on pristine, passing, and not at all on patched."""
+    bad = [r for r in rows if (r["change"] == "regression" and not flaky(r, reruns))
            or (r["change"] == "missing" and r["pristine"] in GOOD)]
     by = {}
     for r in rows:
@@ -399,11 +415,11 @@ def verdict(rows: list) -> tuple:
     for suite, rs in sorted(by.items()):
         passed = sum(r["patched"] in GOOD for r in rs)
         parts.append(f"{suite} {passed}/{len(rs)} pass patched, "
-                     f"{sum(r['change'] == 'regression' for r in rs)} pass->fail, "
+                     f"{sum(r['change'] == 'regression' and not flaky(r, reruns) for r in rs)} pass->fail, "
                      f"{sum(r['change'] == 'pre-existing' for r in rs)} failing on both, "
                      f"{sum(r['change'] == 'fixed' for r in rs)} fixed"
-                     + (f", {sum(r['change'] == 'flaky' for r in rs)} flaky (passed again on patched)"
-                        if any(r["change"] == "flaky" for r in rs) else ""))
+                     + (f", {sum(flaky(r, reruns) for r in rs)} flaky (passed again on patched)"
+                        if any(flaky(r, reruns) for r in rs) else ""))
     line = "MLX tests: " + ("; ".join(parts) if parts else "none ran")
     if bad:
         line += f" (first regression: {bad[0]['suite']} {bad[0]['test']})"

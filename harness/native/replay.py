@@ -27,21 +27,21 @@ from ..evidence import atomic, paths, rundir
 from ..running import environment
 from ..running import replay as run_replay
 from . import gate as G
-from . import mlxtests
 
 REPLAY = "replay.json"
 SCHEMA = "mlx-vjpcheck/gate-replay/1"
 
 
-def load_evidence(path) -> dict:
-    """{relative path: bytes} of evidence that validates (InputError otherwise)."""
+def load_evidence(path, check) -> dict:
+    """{relative path: bytes} of evidence that validates (InputError otherwise).
+    `check(evidence) -> (lines, passed)` is the validator (validation/evidence.py; the
+    command line hands it over, so this stage does not import a sibling)."""
     from ..evidence.load import BadInput, load
-    from ..validation import evidence
     try:
         ev = load(path)
     except BadInput as e:
         raise G.InputError(str(e))
-    lines, passed = evidence.check(ev)
+    lines, passed = check(ev)
     if not passed:
         bad = [ln for ln in lines if "FAIL" in ln or "fail" in ln][:1]
         raise G.InputError(f"{path} does not validate: replay refused"
@@ -106,9 +106,9 @@ def compare_tests(recorded: dict | None, new: dict | None) -> list:
     return rows
 
 
-def main(args, project, say) -> int:
+def main(args, project, say, check) -> int:
     t0 = time.perf_counter()
-    files = load_evidence(args.replay)
+    files = load_evidence(args.replay, check)
     rec = recorded_gate(files)
     src = G.check_source(Path(args.mlx_source), project)
     have = environment.git_commit(src)

@@ -24,8 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import build as nb
@@ -103,8 +102,7 @@ def unit_object(gate, variant: str, rel: str, text: str, unit) -> Path:
 def _link(gate, cid: str, argv: list, what: str) -> dict:
     done = gate.rec.run(cid, argv, gate.work)
     if done["exit_code"] != 0:
-        from .gate import StepFailed
-        raise StepFailed(f"linking {what} failed (exit {done['exit_code']}): see {{out}}/{done['stderr']}")
+        raise nb.StepFailed(f"linking {what} failed (exit {done['exit_code']}): see {{out}}/{done['stderr']}")
     return done
 
 

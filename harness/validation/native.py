@@ -110,38 +110,45 @@ def _origin(name: str, scen: dict | None, table) -> tuple:
     return "file", None, None
 
 
-def _file_row_problems(row: dict, scen: dict) -> tuple:
-    """A row from a scenario file: (problems, self-declared?)."""
+def _file_row(row: dict, scen: dict) -> tuple:
+    """A row from a scenario file given to the gate: (problems, fields, self-declared?)."""
     s = bind(Scenario.from_dict(scen))
     source = row.get("source")
     if source == "finding":
-        return ([] if row.get("expects_defect") is True and row.get("in_scope", True) is True
-                else ["a finding expects a defect and is in scope"]), False
-    if source == "catalog":
-        return ([] if row.get("expects_defect") == s.expects_defect and row.get("in_scope", True) is True
-                else ["expects_defect / in_scope do not follow from the scenario's tags"]), False
-    return [], True
+        want = {"expects_defect": True, "in_scope": True}
+    elif source == "catalog":
+        want = {"expects_defect": s.expects_defect, "in_scope": True}
+    else:   # a corpus-format file's own word: recorded, not re-derivable
+        return [], {"expects_defect": bool(row.get("expects_defect")), "in_scope": row.get("in_scope", True)}, True
+    return _disagree(row, want, f"a {source} from a scenario file"), want, False
 
 
-def _row_problems(row: dict, scen: dict | None, pristine: dict, patched: dict, table) -> tuple:
-    """(problems, self-declared?) for one row."""
+def _disagree(row: dict, want: dict, what: str) -> list:
+    """A field the row states that is not the re-derived one (fields it leaves out are taken)."""
+    return [f"{k} {row[k]!r} but {what} gives {v!r}" for k, v in want.items() if k in row and row[k] != v]
+
+
+def _row(row: dict, scen: dict | None, pristine: dict, patched: dict, table) -> tuple:
+    """(problems, the row as re-derived, self-declared?) for one recorded row: statuses
+    from the results files, everything else from this package (or the scenario file)."""
     key, out = (row["scenario"], row["device"]), []
     for side, tab in (("pristine", pristine), ("patched", patched)):
         if row[side] != tab.get(key):
             out.append(f"{side} {row[side]!r} but results-{side}.json says {tab.get(key)!r}")
+    derived = {"scenario": key[0], "device": key[1], "pristine": pristine.get(key), "patched": patched.get(key),
+               "op": (scen or {}).get("op")}
     source, want, problem = _origin(row["scenario"], scen, table)
     if problem:
-        return out + [problem], False
+        return out + [problem], dict(derived, in_scope=False), False
     if scen is not None and row.get("op", scen["op"]) != scen["op"]:
         out.append(f"op {row.get('op')!r} is not the scenario's {scen['op']!r}")
     if want is None:
-        more, declared = _file_row_problems(row, scen)
-        return out + more, declared
+        more, fields, declared = _file_row(row, scen)
+        return out + more, dict(derived, **fields), declared
     if row.get("source", source) != source:
         out.append(f"source {row.get('source')!r} but the scenario is a {source} scenario")
-    out += [f"{k} {row.get(k)!r} but this package's {source} gives {v!r}" for k, v in want.items()
-            if row.get(k, True if k == "in_scope" else None) != v and k != "source"]
-    return out, False
+    out += _disagree(row, {k: v for k, v in want.items() if k != "source"}, f"this package's {source}")
+    return out, dict(derived, **want), False
 
 
 def _statuses(data: dict) -> dict:
@@ -176,12 +183,13 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
         key = (row["scenario"], row["device"])
         keys.append(key)
         try:
-            problems, declared = _row_problems(row, scen.get(row["scenario"]), pristine, patched, table)
+            problems, derived, declared = _row(row, scen.get(row["scenario"]), pristine, patched, table)
         except Exception as e:   # a scenario that cannot be read is a failed row, not a crash
-            problems, declared = [f"scenario cannot be read ({type(e).__name__}: {e})"], False
+            problems, derived, declared = [f"scenario cannot be read ({type(e).__name__}: {e})"], None, False
         group.item(problems, f"{where}: {key}")
         facts.self_declared += declared
-        facts.rows.append(dict(row, op=(scen.get(row["scenario"]) or {}).get("op", row.get("op"))))
+        if derived is not None:
+            facts.rows.append(derived)
     group.check(len(keys) == len(set(keys)) and set(keys) == set(pristine) | set(patched),
                 f"{where}: rows do not cover each (scenario, device) of the two results files exactly once")
     facts.bound = _selection_bound(scen, table)

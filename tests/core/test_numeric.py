@@ -81,3 +81,52 @@ def test_integer_operands_are_not_differentiated():
     got = numeric.vjp_by_differences(lambda i: i["x"] * i["k"], {"x": np.array([1.0, 2.0]),
                                                                "k": np.array([3, 4])}, np.ones(2), ["x"])
     assert set(got) == {"x"} and np.allclose(got["x"], [3.0, 4.0], rtol=0, atol=1e-12)
+
+
+# --- directional derivatives, kinks, complex operands -------------------------------------
+
+def test_directional_derivative_within_the_bound():
+    x = np.array([0.3, -1.2, 2.0])
+    u = np.array([1.0, -2.0, 3.0])
+    got = numeric.directional(lambda t: np.sin(x + t * u) * np.exp(x + t * u))
+    want = (np.cos(x) * np.exp(x) + np.sin(x) * np.exp(x)) * u
+    assert np.all(np.abs(got - want) <= numeric.ACCURACY * (1 + np.abs(want)))
+
+
+@pytest.mark.parametrize("kinked", [
+    lambda t: np.abs(np.array([0.0, 1.0]) + t),                      # |x| at 0
+    lambda t: np.sort(np.array([2.0, 2.0, 5.0]) + t * np.array([1.0, -1.0, 0.0])),   # a tie
+    lambda t: np.maximum(np.array([1.0]) + 2 * t, 1.0 - t),          # max of two lines crossing
+])
+def test_a_kink_at_the_point_is_refused_not_averaged(kinked):
+    """Every central difference across a kink is the mean of the one-sided slopes,
+    which extrapolates cleanly: only the second-difference test refuses it."""
+    with pytest.raises(numeric.ReferenceUndecided, match="kink"):
+        numeric.directional(kinked)
+
+
+def test_the_kink_test_leaves_smooth_and_polynomial_functions_alone():
+    assert numeric.directional(lambda t: np.array([1.0 + t]) ** 3)[0] == pytest.approx(3.0)
+    assert numeric.directional(lambda t: np.array([1e-3 * t * t + t]), polynomial=True)[0] == pytest.approx(1.0)
+    # a kink away from the point (farther than the largest step) is no kink here
+    assert numeric.directional(lambda t: np.abs(np.array([1.0]) + t))[0] == pytest.approx(1.0)
+
+
+def test_complex_operands_follow_the_conjugate_wirtinger_convention():
+    """dL/dRe z + i dL/dIm z with L = Re sum(conj(g) f(z)): conj(f'(z)) g for a
+    holomorphic f, 2 z for |z|^2."""
+    z = np.array([1 + 2j, -0.5 + 1j])
+    g = np.array([1 + 0j, 2 - 1j])
+    got = numeric.vjp_by_differences(lambda i: i["z"] ** 3, {"z": z}, g, ["z"])["z"]
+    assert np.allclose(got, np.conj(3 * z ** 2) * g, rtol=0, atol=1e-7)
+    got = numeric.vjp_by_differences(lambda i: np.abs(i["z"]) ** 2, {"z": z}, np.ones(2), ["z"])["z"]
+    assert np.allclose(got, 2 * z, rtol=0, atol=1e-7)
+    # a real operand of a complex output gets the real part only
+    r = np.array([0.5, 2.0])
+    got = numeric.vjp_by_differences(lambda i: i["r"] * (1 + 2j), {"r": r}, g, ["r"])["r"]
+    assert np.isrealobj(got) and np.allclose(got, np.real(np.conj(1 + 2j) * g), atol=1e-7)
+
+
+def test_a_non_finite_estimate_is_undecided():
+    with pytest.raises(numeric.ReferenceUndecided):
+        numeric.directional(lambda t: np.array([np.nan]))

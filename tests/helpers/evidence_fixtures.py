@@ -98,21 +98,25 @@ def run_dir(out) -> Path:
 
 
 def native_dir(out) -> Path:
-    """The native layout: pristine fails the tagged scenario, patched passes all."""
+    """The native layout: pristine fails the tagged scenario, patched passes all; rows in
+    the form native/gate.py's comparison() writes them."""
     names = PASSING + FAILING
     pristine = results.build(scenarios(names), [record(s) for s in scenarios(PASSING)]
                              + [record(s, wrong=True) for s in scenarios(FAILING)], dict(ENV), kind="native")
     patched = results.build(scenarios(names), [record(s) for s in scenarios(names)], dict(ENV), kind="native")
-    rows = [{"scenario": r["scenario"], "device": r["device"], "pristine": r["status"], "patched": q["status"]}
+    by = {s.name: s for s in scenarios(names)}
+    rows = [{"scenario": r["scenario"], "op": by[r["scenario"]].op, "device": r["device"], "pristine": r["status"],
+             "patched": q["status"], "expects_defect": by[r["scenario"]].expects_defect, "source": "catalog",
+             "in_scope": True}
             for r, q in zip(pristine["records"], patched["records"])]
     commands = [{"id": cid, "argv": ["c++", "-c", f"{cid}.cpp"], "cwd": "/tmp/build", "exit_code": 0,
                  "seconds": 0.5, "stdout": f"logs/{cid}.out", "stderr": f"logs/{cid}.err"}
                 for cid in ("compile-pristine", "compile-patched", "run-pristine", "run-patched")]
     with rundir.staged(out) as tmp:
         tmp = Path(tmp)
-        atomic.write_json(tmp / "results-pristine.json", pristine)
-        atomic.write_json(tmp / "results-patched.json", patched)
-        atomic.write_json(tmp / "comparison.json", {"rows": rows})
+        atomic.write_json(tmp / "results-pristine.json", json.loads(json.dumps(pristine)))
+        atomic.write_json(tmp / "results-patched.json", json.loads(json.dumps(patched)))
+        atomic.write_json(tmp / "comparison.json", {"units": ["mlx/primitives.cpp"], "rows": rows, "skipped": []})
         atomic.write_json(tmp / "commands.json", commands)
         atomic.write_json(tmp / "environment.json", ENV)
         atomic.write_text(tmp / "patch.diff", "--- a/x.cpp\n+++ b/x.cpp\n@@ -1 +1 @@\n-a\n+b\n")
@@ -122,22 +126,58 @@ def native_dir(out) -> Path:
     return Path(out)
 
 
+def finding_files(s, rec: dict) -> tuple:
+    """(index entry, record file, reproducer) of one finding, as fuzz/findings.py writes them."""
+    from mlx_vjpcheck.validation import fuzz as fuzz_checks
+    from mlx_vjpcheck.validation import records as record_checks
+    from mlx_vjpcheck.validation.groups import Group
+    exp = {k: np.asarray(v).tolist() for k, v in expect.expected(s).items()}
+    done = record_checks.check_record(Group("fixture"), "fixture", s.to_dict(), rec, record_checks.Recomputer())
+    derived = fuzz_checks._derived(done[0], done[1], rec)
+    sig = derived["signature"]
+    entry = dict(derived, seed=0, round=1, time_found_s=0.5, time_minimal_s=1.0, cases_before=3, shrunk=True,
+                 first_size=derived["size"], found_at="2026-01-01T00:00:00+00:00", shard=None,
+                 from_database=False, files={"record": f"findings/{sig}.json",
+                                             "reproducer": f"findings/{sig}_repro.py"})
+    detail = {"schema": "mlx-vjpcheck/fuzz-finding/3", "signature": sig, "oracle": entry["oracle"],
+              "oracles": entry["oracles"], "scenario": s.to_dict(), "record": rec, "expected": exp,
+              "size": entry["size"]}
+    detail = json.loads(json.dumps(detail, sort_keys=True))
+    return entry, detail, fuzz_checks.reproducer_text(detail, entry, s)
+
+
+def campaign_info(entries: list, **over) -> dict:
+    from mlx_vjpcheck.evidence import campaigns
+    stats = {"cases": 40, "passed": 30, "failed": 10, "invalid": 0, "unconfirmed": 0, "cache_hits": 0,
+             "rounds": 2, "elapsed_s": 2.0, "cases_per_s": 20.0, "per_op": {}}
+    info = {"schema": campaigns.SCHEMA, "seed": 0, "seeds": [0], "budget_s": 10.0, "max_cases": None,
+            "device": "cpu", "ops": ["gather_mm"], "dtypes": {"gather_mm": ["float32"]}, "shards": 1,
+            "setup_s": 0.1, "started_at": 0.0, "database": None, "stats": stats, "unconfirmed_samples": [],
+            "interrupted": False, "from_database": [], "hypothesis": "6.155.2",
+            "findings": [{k: e[k] for k in ("signature", "time_found_s", "time_minimal_s", "size", "shard",
+                                            "from_database")} for e in entries]}
+    info.update(over)
+    info["ended_by"] = campaigns.ended_by(info["interrupted"], info["stats"]["cases"], info["max_cases"])
+    info["replayable"] = campaigns.replayable(info)
+    return info
+
+
 def fuzz_dir(out, marker=None) -> Path:
-    """Findings layout (as fuzz.findings writes it); the reproducer would
-    create `marker` if anything ran it."""
+    """Findings layout (as fuzz.findings writes it); with `marker`, the reproducer is
+    replaced by one that would create `marker` if anything ran it (the layout then
+    fails its reproducer check, and nothing may run it)."""
     s = scenarios(FAILING)[0]
-    sig = "gather_mm__grad-a__reference__wrong-value__lhs-sorted"
-    exp = {k: v.tolist() for k, v in expect.expected(s).items()}
-    finding = {"signature": sig, "oracle": "reference", "scenario": s.to_dict(),
-               "record": record(s, wrong=True), "expected": exp}
-    entry = {"signature": sig, "files": {"record": f"findings/{sig}.json",
-                                         "reproducer": f"findings/{sig}_repro.py"}}
-    script = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n" if marker else "pass\n"
+    rec = dict(record(s, wrong=True), context="fuzz")
+    entry, detail, script = finding_files(s, rec)
+    if marker:
+        script = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
     with rundir.staged(out) as tmp:
         tmp = Path(tmp)
         atomic.write_json(tmp / "findings.json", [entry])
-        atomic.write_json(tmp / entry["files"]["record"], finding)
+        atomic.write_json(tmp / entry["files"]["record"], detail)
         atomic.write_text(tmp / entry["files"]["reproducer"], script)
+        atomic.write_json(tmp / "campaign.json", campaign_info([entry]))
+        atomic.write_json(tmp / "environment.json", ENV)
     return Path(out)
 
 
@@ -146,12 +186,13 @@ def versions_dir(out) -> Path:
     from mlx_vjpcheck.versions import matrix as versions
     script = b"import sys\nsys.exit(1)\n"
     cells = {"0.1.0": (0, "absent"), "0.2.0": (1, "present")}
-    releases = [{"version": v, "package": "mlx-cpu", "install": {"status": "ok"},
+    releases = [{"version": v, "package": "mlx-cpu", "spec": f"mlx[cpu]=={v}", "install": {"status": "ok"},
                  "install_log": f"logs/{v}/install.log",
                  "probes": {"probe": {"exit_code": code, "status": st, "verdict": f"VERDICT: defect {st}",
                                       "stdout": f"logs/{v}/probe.stdout", "stderr": f"logs/{v}/probe.stderr"}}}
                 for v, (code, st) in cells.items()]
-    doc = {"schema": versions.SCHEMA, "kind": "versions",
+    doc = {"schema": versions.SCHEMA, "kind": "versions", "device": "cpu",
+           "exit_status": {str(k): v for k, v in versions.EXIT_STATUS.items()},
            "probes": [{"id": "probe", "file": "probes/probe.py", "sha256": manifest.sha256(script)}],
            "releases": releases,
            "first_affected": {"probe": {"first": "0.2.0", "last_unaffected": "0.1.0"}},
@@ -168,7 +209,12 @@ def versions_dir(out) -> Path:
     return Path(out)
 
 
-FUZZ_RECORD = "findings/gather_mm__grad-a__reference__wrong-value__lhs-sorted.json"
+def _fuzz_record() -> str:
+    s = scenarios(FAILING)[0]
+    return finding_files(s, dict(record(s, wrong=True), context="fuzz"))[0]["files"]["record"]
+
+
+FUZZ_RECORD = _fuzz_record()   # findings/<signature>.json of fuzz_dir's one finding
 
 
 def rewrite_manifest(root) -> None:

@@ -107,3 +107,19 @@ def test_a_known_finding_covers_only_calls_with_at_least_its_features():
     assert not judge.covered(head, known)                      # the plain call fails too: new
     assert judge.covered(f"{head}__rank0", {head})             # a plain finding covers its corners
     assert not judge.covered(f"op__grad-b__reference__wrong-value__plain__rank0", {head})
+
+
+def test_a_nondeterministic_vjp_within_tolerance_is_no_finding():
+    """The nondeterminism filter: a second VJP that differs from the first
+    (backward_twice) is a finding only where the float64 reference confirms one
+    of them is wrong (the re-judged second gradient, grad:a#2)."""
+    s = _scenario("gmm/report_example/wrt_a/unsorted")
+    want = expect.expected(s)["grad:a"]
+    first, second = want * (1 + 2.5e-5), want * (1 - 2.5e-5)
+    made = [checks.compare("grad:a", first, want, *TOL),
+            checks.compare("twice:a", second, first, *TOL, kind="twice")]
+    jitter = judge.judge(s, made)
+    assert [f["oracle"] for f in jitter.failures] == ["backward_twice"] and not jitter.confirmed
+    wrong_once = made[:1] + [checks.compare("twice:a", 2 * want, first, *TOL, kind="twice"),
+                             checks.compare("grad:a#2", 2 * want, want, *TOL)]
+    assert judge.judge(s, wrong_once).confirmed

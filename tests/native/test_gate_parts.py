@@ -220,12 +220,14 @@ def test_a_regression_that_passes_again_is_flaky_not_blamed():
     def rerun(suite, test, variant):
         calls.append((test, variant))
         return "pass" if test == "a" or variant == "pristine" else "fail"
-    M.confirm(rows, rerun)
-    change = {r["test"]: r["change"] for r in rows}
-    assert change == {"a": "flaky", "b": "regression"}
+    reruns = M.confirm(rows, rerun)
+    assert {k: v["confirmed"] for k, v in reruns.items()} == {"python:a": False, "python:b": True}
+    assert [r["change"] for r in rows] == ["regression", "regression"]   # the rows stay as the runs gave them
     assert len(calls) == 2 * 2 * M.RERUNS
-    ok, line = M.verdict(rows)
-    assert not ok and "python b" in line and "1 flaky" in line
+    ok, line = M.verdict(rows, reruns)
+    assert not ok and "python b" in line and "1 flaky" in line and "1 pass->fail" in line
+    # negative control: without the reruns both are blamed
+    assert "2 pass->fail" in M.verdict(rows)[1]
 
 
 # --- scenarios: pristine vs patched, the scope -----------------------------------------------
@@ -233,6 +235,28 @@ def test_a_regression_that_passes_again_is_flaky_not_blamed():
 def _row(name, op, pristine, patched, expects=False, **kw):
     return dict({"scenario": name, "op": op, "device": "cpu", "pristine": pristine, "patched": patched,
                  "expects_defect": expects, "source": "catalog", "in_scope": True}, **kw)
+
+
+def test_only_the_gradient_rules_own_oracles_hold_the_scope():
+    """A scoped scenario both builds fail in a second-order (or vmap, compile) check only is
+    another rule's defect; in the reference or an exception it is not fixed."""
+    comp = {"rows": [_row("g/sorted", "gather_mm", "fail", "pass", True),
+                     _row("g/second", "gather_mm", "fail", "fail", True)]}
+    other = {"g/second": {"pristine": ["reference", "second_order"], "patched": ["second_order"]}}
+    code, line = G.verdict(comp, None, "harness", other)
+    assert code == 0 and "1 of the scope's fail on both only in oracles of other rules" in line
+    same = {"g/second": {"pristine": ["reference"], "patched": ["reference", "second_order"]}}
+    assert G.verdict(comp, None, "harness", same)[0] == 1
+    assert G.verdict(comp, None, "harness", None)[0] == 1     # nothing known: every failure holds
+    runs = {"pristine": G.native_suite.NativeRun(records=[
+                {"scenario": "x", "status": "fail", "error": None, "checks": [
+                    {"name": "hvp:a", "kind": "second_order", "passed": False},
+                    {"name": "grad:a", "kind": "reference", "passed": True}]},
+                {"scenario": "y", "status": "error", "error": "ValueError: z", "checks": []}]),
+            "patched": G.native_suite.NativeRun(records=[{"scenario": "x", "status": "crashed", "checks": []}])}
+    fails = G.failing_oracles(runs)
+    assert fails["y"] == {"pristine": ["error"]} and fails["x"]["patched"] == ["crashed"]
+    assert fails["x"]["pristine"] == ["second_order"]       # a check's kind names its oracle
 
 
 def _gather_fix():
@@ -315,27 +339,27 @@ def test_fuzz_findings_new_or_in_scope_fail_the_gate(tmp_path):
     outs = {"pristine": tmp_path / "p", "patched": tmp_path / "q"}
     outs["patched"].mkdir()
     (outs["patched"] / "findings.json").write_text("[]")
-    _finding_dir(outs["pristine"], "s1", "gather_mm__a", "gather_mm")
-    _finding_dir(outs["pristine"], "s2", "hadamard__a", "hadamard_transform")
+    _finding_dir(outs["pristine"], "s1", "gather_mm__grad-a__reference__wrong-value__x", "gather_mm")
+    _finding_dir(outs["pristine"], "s2", "hadamard__grad-a__reference__wrong-value__x", "hadamard_transform")
     checked = {"pristine": {"s1": {"status": "fail"}, "s2": {"status": "fail"}},
                "patched": {"s1": {"status": "pass"}, "s2": {"status": "fail"}}}
     summary = PF.summarize(outs, checked, None, {})
     verdicts = {r["signature"]: r["verdict"] for r in summary["rows"]}
-    assert verdicts == {"gather_mm__a": "passes patched",
-                        "hadamard__a": "pre-existing (fails on both, op out of scope)"}
+    assert verdicts == {"gather_mm__grad-a__reference__wrong-value__x": "passes patched",
+                        "hadamard__grad-a__reference__wrong-value__x": "pre-existing (fails on both, op out of scope)"}
     camp = {v: {"stats": {"cases": 10, "cases_per_s": 1.0}, "findings": []} for v in outs}
     assert PF.verdict(summary, camp)[0] == 0
     # negative controls: a finding only the patched build has, and one in scope still failing
-    _finding_dir(outs["patched"], "s3", "pad__new", "pad")
+    _finding_dir(outs["patched"], "s3", "pad__grad-a__reference__wrong-value__new", "pad")
     checked["pristine"]["s3"], checked["patched"]["s3"] = {"status": "pass"}, {"status": "fail"}
     code, line = PF.verdict(PF.summarize(outs, checked, None, {}), camp)
-    assert code == 1 and "pad__new: NEW on patched" in line
+    assert code == 1 and "wrong-value__new: NEW on patched" in line
     checked["patched"]["s1"] = {"status": "fail"}
     checked["pristine"]["s3"] = {"status": "fail"}
     code, line = PF.verdict(PF.summarize(outs, checked, ["gather_mm"], {}), camp)
-    assert code == 1 and "gather_mm__a" in line
+    assert code == 1 and "gather_mm__grad-a__reference__wrong-value__x" in line
     # unless the regression corpus says it is out of the patch's scope
-    s = PF.summarize(outs, checked, ["gather_mm"], {"gather_mm__a": "a kernel's dtype"})
+    s = PF.summarize(outs, checked, ["gather_mm"], {"gather_mm__grad-a__reference__wrong-value__x": "a kernel's dtype"})
     assert PF.verdict(s, camp)[0] == 0
     # or only an oracle the gate does not hold the patch to (second order, vmap) flags it
     checked["patched"]["s1"] = {"status": "fail",
@@ -455,7 +479,7 @@ def test_replay_compares_records_and_tests():
                          dict(rec["records"][1], status="pass")]}
     rows = R.compare_records({"results-patched.json": rec}, {"results-patched.json": moved})
     assert [r["reproduced"] for r in rows] == [False, False]
-    assert "values moved" in rows[0]["problems"][0] and "status fail -> pass" in rows[1]["problems"][0]
+    assert rows[0]["problems"][0].startswith("grad:a") and "fail -> pass" in rows[1]["problems"][0]
     tests = {"rows": [{"suite": "cpp", "test": "x", "pristine": "pass", "patched": "fail"}]}
     assert R.compare_tests(tests, tests)[0]["reproduced"]
     again = {"rows": [{"suite": "cpp", "test": "x", "pristine": "pass", "patched": "pass"}]}

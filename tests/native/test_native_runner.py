@@ -178,7 +178,6 @@ def test_pristine_and_patched_differ_and_everything_is_recorded(fixture, capsys)
     ids = {c["id"] for c in commands}
     assert {"compile-pristine-fix_apply_cpp", "compile-patched-fix_apply_cpp", "link-pristine",
             "link-patched", "compile-suite-main"} <= ids
-    runs = commands
     assert {"run-pristine", "run-patched"} <= ids
     for c in commands:
         assert c["exit_code"] == 0 and (out / c["stdout"]).is_file() and (out / c["stderr"]).is_file()

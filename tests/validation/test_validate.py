@@ -32,29 +32,32 @@ def test_clean_evidence_validates(template, kind):
     ok, total = tally.split()[0].split("/")
     assert ok == total and int(total) > 0
     verdict_lines = lines[lines.index(tally) + 1:]   # what the evidence shows, after the tally
-    assert verdict_lines and all(ln.split(":")[0] in ("evidence", "gate", "fuzz", "versions")
-                                 for ln in verdict_lines), verdict_lines
+    heads = [ln.split(":")[0] for ln in verdict_lines if not ln.startswith("  ")]
+    assert heads and all(h in ("evidence", "gate", "fuzz", "versions", "trust") for h in heads), verdict_lines
+    assert verdict_lines[-1].startswith("trust: consistent") and "self-attested" in verdict_lines[-1]
 
 
 @pytest.mark.parametrize("kind", ["run", "native", "fuzz", "versions"])
 def test_checkers_share_each_parsed_file_and_change_none(template, kind):
-    """results.json is parsed once and shared by every checker (core/jsonio.parsed):
+    """Each JSON file is parsed once (evidence/strict.Files) and shared by every checker:
     after a whole validation, each shared value still equals a fresh parse."""
     from mlx_vjpcheck.core import jsonio
-    jsonio._PARSED.clear()
-    rc, out, err = fx.check(template[kind])
-    assert rc == 0, out + err
-    assert jsonio._PARSED
-    for data, value in jsonio._PARSED.values():
-        assert jsonio.dumps(value, sort_keys=True) == jsonio.dumps(jsonio.loads(data), sort_keys=True)
+    from mlx_vjpcheck.evidence.load import load
+    from mlx_vjpcheck.validation import evidence
+    ev = load(template[kind])
+    groups, _ = evidence.validate_all(ev)
+    assert evidence.report(groups)[1]
+    assert ev.files.docs and set(ev.files.docs) == {n for n in ev.files if n.endswith(".json")}
+    for name, value in ev.files.docs.items():
+        assert jsonio.dumps(value, sort_keys=True) == jsonio.dumps(jsonio.loads(ev.files[name]), sort_keys=True)
 
 
-def test_the_parse_cache_negative_control():
+def test_the_shared_parse_negative_control(template):
     """A checker that modified what it was given would be seen by the next one."""
-    from mlx_vjpcheck.core import jsonio
-    data = b'{"records": [1, 2]}'
-    jsonio.parsed(data)["records"].append(3)
-    assert jsonio.parsed(data) != jsonio.loads(data)
+    from mlx_vjpcheck.evidence.load import load
+    ev = load(template["run"])
+    ev.files.doc("results.json")["records"].append(3)
+    assert ev.files.doc("results.json")["records"][-1] == 3
 
 
 def test_run_output_names_each_group(template):
@@ -65,7 +68,7 @@ def test_run_output_names_each_group(template):
 
 def test_no_mlx_import_in_process(template):
     # A fresh interpreter: other test modules in this one may have imported mlx.
-    code = ("import sys; from harness.cli.validate import main; rc = main([sys.argv[1]]); "
+    code = ("import sys; from harness.cli.validate import script; rc = script([sys.argv[1]]); "
             "assert 'mlx' not in sys.modules, 'mlx imported'; sys.exit(rc)")
     import subprocess
     p = subprocess.run([sys.executable, "-c", code, str(template["run"])], capture_output=True,

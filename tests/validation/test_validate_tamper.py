@@ -161,7 +161,7 @@ def test_comparison_row_that_does_not_follow(copy_of):
 def test_command_without_exit_code(copy_of):
     root = copy_of("native")
     fx.edit_json(root / "commands.json", lambda d: d[0].update(exit_code=None), remanifest=True)
-    rejected(root, "exit code None is not an integer")
+    rejected(root, "commands.json: does not follow commands.schema.json at /0/exit_code: None is not integer")
 
 
 def test_command_log_missing(copy_of):
