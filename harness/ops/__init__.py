@@ -49,6 +49,8 @@ MODULES = (
     "slice_update",
     "pad",
     "as_strided",
+    # elementwise, comparison and logical ops (issue 20, table-driven)
+    # reductions, shapes, matmul, fft, search and the rest (issue 20)
 )
 
 _REGISTRY: dict = {}
