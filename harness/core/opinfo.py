@@ -57,7 +57,8 @@ class OpInfo:
     # off, the flag being a performance hint): the metamorphic oracle compares.
     equivalent_params: dict = field(default_factory=dict)
     # Defect tags that bite only under a param: tag -> the param that must be
-    # truthy (gather_mm's sorted-path classes). Any other tag always bites.
+    # truthy (gather_mm's sorted-path classes), or "!param": that must be falsy.
+    # Any other tag always bites.
     conditional_tags: dict = field(default_factory=dict)
 
     # The float64 oracle, numpy only: reference(inputs, params) -> Y and
@@ -196,8 +197,15 @@ class OpInfo:
 
     def expects_defect(self, tags, params) -> bool:
         """Whether any of `tags` bites on a call with `params`."""
-        return any(self.conditional_tags.get(t) is None or bool(params.get(self.conditional_tags[t]))
-                   for t in tags)
+        return any(self._bites(self.conditional_tags.get(t), params) for t in tags)
+
+    @staticmethod
+    def _bites(condition, params) -> bool:
+        if condition is None:
+            return True
+        if condition.startswith("!"):
+            return not params.get(condition[1:])
+        return bool(params.get(condition))
 
     def call_problems(self, s) -> list:
         """What is wrong with a scenario as a call of this op (unknown or missing

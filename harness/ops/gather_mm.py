@@ -15,6 +15,8 @@ Defect tags name the known defect class a scenario hits on the sorted path:
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..core import draw as D
@@ -186,10 +188,67 @@ def _user_layouts():
     ]
 
 
+def _grid_ranks():
+    """Index arrays of rank 0 and 3 on either side (ranks 1 and 2 appear above)."""
+    a, b = ints((3, 2, 3), 60), ints((3, 3, 2), 61)
+    rank3 = [[[0, 0, 2]]]   # (1, 1, 3): broadcasts against the other side's default (3,)
+    return [
+        gmm("gmm/grid/rank0/lhs", a, b, lhs=1, family="grid", tags=("left_selection",),
+            description="a 0-d left index, broadcast over the right batch: left row 1 three times"),
+        gmm("gmm/grid/rank0/rhs", a, b, rhs=2, family="grid", description="a 0-d right index"),
+        gmm("gmm/grid/rank3/lhs", a, b, lhs=rank3, family="grid", tags=("rank2_segments",),
+            description="a (1, 1, 3) left index"),
+        gmm("gmm/grid/rank3/rhs", a, b, rhs=rank3, family="grid", tags=("rank2_segments",),
+            description="a (1, 1, 3) right index"),
+    ]
+
+
+def _grid_batches():
+    """Operands with 0 and 2 batch axes, with and without their index array (1 appears above)."""
+    return [
+        gmm("gmm/grid/batch0/lhs", ints((2, 3), 62), ints((3, 2), 63), lhs=[0, 0], family="grid",
+            tags=("no_batch_left",), description="left (M, K) without batch axes, indexed; right (K, N) "
+                                                  "defaulted: the VJP raises in flatten"),
+        gmm("gmm/grid/batch0/rhs", ints((2, 3), 64), ints((3, 2), 65), rhs=[0, 0], family="grid",
+            tags=("no_batch_left",), description="right (K, N) without batch axes, indexed; left (M, K) "
+                                                  "defaulted: the VJP raises in flatten"),
+        gmm("gmm/grid/batch2/lhs", ints((2, 2, 2, 3), 66), ints((2, 2, 3, 2), 67), lhs=[[0, 3], [3, 1]],
+            family="grid", tags=("rank2_segments",),
+            description="both operands with two batch axes; left indexed, right defaulted"),
+        gmm("gmm/grid/batch2/rhs", ints((2, 2, 2, 3), 68), ints((2, 2, 3, 2), 69), rhs=[[0, 1], [3, 3]],
+            family="grid", tags=("rank2_segments",),
+            description="both operands with two batch axes; right indexed, left defaulted"),
+    ]
+
+
+def _grid_zero_sizes():
+    """M, N or K zero, left or right indexed: the rule gives empty or zero gradients."""
+    out = []
+    for dim in "MNK":
+        M, K, N = (0 if d == dim else 2 for d in "MKN")
+        for side in ("lhs", "rhs"):
+            tag = "zero_size_unsorted" if dim == "M" else "zero_size"
+            out.append(gmm(f"gmm/grid/zero_{dim}/{side}", ints((2, M, K), 70), ints((2, K, N), 71),
+                           **{side: [0, 1]}, family="grid", tags=(tag,),
+                           description=f"{dim} = 0: the VJP's kernel divides by zero (SIGFPE)"))
+    return out
+
+
 def scenarios() -> list:
     return [s for build in (_report_example, _left_selections, _right_selections, _both_explicit,
                             _broadcasting, _layouts, _cotangents, _matmul_controls,
-                            _loss_and_hessian, _backing_tails, _user_layouts) for s in build()]
+                            _loss_and_hessian, _backing_tails, _user_layouts, _grid_ranks,
+                            _grid_batches, _grid_zero_sizes) for s in build()]
+
+
+def error_inputs() -> list:
+    """Calls MLX refuses: GatherMM runs in float32 only on the CPU ("[GatherMM::eval]
+    Currently only supports float32"); the VJP must refuse them too."""
+    a, b = ints((3, 2, 3), 72), ints((3, 3, 2), 73)
+    half = lambda t, dt: dataclasses.replace(t, dtype=dt)  # noqa: E731
+    return [gmm(f"gmm/refused/{dt}/{side}", half(a, dt), half(b, dt), **{side: [0, 0, 1]}, family="grid",
+                description=f"{dt} operands: the CPU kernel takes float32 only")
+            for dt in ("float16", "bfloat16") for side in ("lhs", "rhs")]
 
 
 # --- fuzz strategy: index arrays of every rank, sides, broadcasting, layouts -------------
@@ -223,7 +282,7 @@ OPS = (OpInfo(
     name="gather_mm", summary="mx.gather_mm: batched matmul over gathered left and right matrices",
     operands=("a", "b", G.LHS, G.RHS), differentiable=("a", "b"), integer_operands=(G.LHS, G.RHS),
     optional_operands=(G.LHS, G.RHS), variants=G.FLAG_VARIANTS, equivalent_params={G.SORTED: False},
-    conditional_tags={t: G.SORTED for t in G.SORTED_PATH_TAGS},
+    conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, "zero_size_unsorted": "!" + G.SORTED},
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="Y_q = A[i_q] B[j_q]; dA[l] = sum over q with i_q = l of G_q B[j_q]^T; "
          "dB[l] = sum over q with j_q = l of A[i_q]^T G_q",
@@ -232,4 +291,4 @@ OPS = (OpInfo(
     # vmap; without index arrays the call is a plain Matmul.
     primitives=("GatherMM", "Matmul", "Broadcast", "Flatten", "Unflatten"), dtypes=("float32",), complex=False,
     vmap=False,
-    scenarios=scenarios, strategy=fuzz_case, fuzz_weight=10, native=True),)
+    scenarios=scenarios, error_inputs=error_inputs, strategy=fuzz_case, fuzz_weight=10, native=True),)

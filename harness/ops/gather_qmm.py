@@ -8,6 +8,8 @@ are gather_mm's (_support/gather.py); the MLX call is ops/repro/gather_qmm.py.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..core import draw as D
@@ -111,8 +113,50 @@ def _widen(a, extra=2, fill=9.0):
     return np.concatenate([a, pad], axis=-2)
 
 
+def _weights(batch, N, K, seed):
+    """Exact affine weights: 4-bit codes, scales +-1 and 1/2, small integer biases; groups of 32."""
+    shape, groups = tuple(batch) + (N, K), tuple(batch) + (N, max(K // 32, 0))
+    sc = np.random.RandomState(seed).choice([0.5, 1.0, -1.0], size=groups)
+    return codes(shape, 4, seed=seed), tensor(sc), ints(groups, seed + 1)
+
+
+def _grid(name, x, w_batch, N, K, lhs=None, rhs=None, dtype="float32", tags=(), desc=""):
+    c, sc, bi = _weights(w_batch, N, K, 80 + len(name))
+    as_dt = lambda t: dataclasses.replace(t, dtype=dtype)  # noqa: E731
+    return qmm(f"qmm4/grid/{name}", as_dt(x), c, as_dt(sc), as_dt(bi), 4, 32, lhs=lhs, rhs=rhs,
+               family="grid", tags=tags, description=desc)
+
+
+def _grid_scenarios() -> list:
+    """The coverage grid of tests/ops/test_gather_coverage.py: index ranks 0 and 3, operands
+    with 0 and 2 batch axes, zero-size M, N and K, and half precision, left or right indexed."""
+    x3 = ints((3, 1, 32), 90, lo=-1, hi=2)
+    half = "GatherMM runs in float32 only on the CPU, and the VJP of scales and biases calls it"
+    return [
+        _grid("rank0/lhs", x3, (3,), 2, 32, lhs=1, tags=("quantized_left",), desc="a 0-d left index"),
+        _grid("rank0/rhs", x3, (3,), 2, 32, rhs=2, desc="a 0-d right index"),
+        _grid("rank3/lhs", x3, (3,), 2, 32, lhs=[[[0, 0, 2]]], tags=("rank2_segments",),
+              desc="a (1, 1, 3) left index"),
+        _grid("rank3/rhs", x3, (3,), 2, 32, rhs=[[[0, 0, 2]]], tags=("rank2_segments",),
+              desc="a (1, 1, 3) right index"),
+        _grid("batch0/lhs", ints((1, 32), 91, lo=-1, hi=2), (), 2, 32, lhs=[0, 0], tags=("no_batch_left",),
+              desc="x (M, K) and w (N, K) without batch axes, x indexed"),
+        _grid("batch0/rhs", ints((1, 32), 92, lo=-1, hi=2), (), 2, 32, rhs=[0, 0], tags=("no_batch_left",),
+              desc="x (M, K) and w (N, K) without batch axes, w indexed"),
+        _grid("batch2/lhs", ints((2, 2, 1, 32), 93, lo=-1, hi=2), (2, 2), 2, 32, lhs=[[0, 3], [3, 1]],
+              tags=("rank2_segments",), desc="both with two batch axes, x indexed"),
+        _grid("batch2/rhs", ints((2, 2, 1, 32), 94, lo=-1, hi=2), (2, 2), 2, 32, rhs=[[0, 1], [3, 3]],
+              tags=("rank2_segments",), desc="both with two batch axes, w indexed"),
+        *(_grid(f"zero_{d}/{side}", ints((2, M, K), 95, lo=-1, hi=2), (2,), N, K, **{side: [0, 1]},
+                tags=("zero_size",), desc=f"{d} = 0: the VJP's kernel divides by zero (SIGFPE)")
+          for d, (M, N, K) in (("M", (0, 2, 32)), ("N", (1, 0, 32)), ("K", (1, 2, 0))) for side in ("lhs", "rhs")),
+        *(_grid(f"{dt}/{side}", x3, (3,), 2, 32, dtype=dt, **{side: [0, 1, 2]}, tags=("half_gather_mm_cpu",),
+                desc=f"{dt}: the forward runs; unsorted, {half}") for dt in ("float16", "bfloat16") for side in ("lhs", "rhs")),
+    ]
+
+
 def scenarios() -> list:
-    return _quantized(4) + _quantized(8) + _user_layouts()
+    return _quantized(4) + _quantized(8) + _user_layouts() + _grid_scenarios()
 
 
 # --- fuzz strategy -----------------------------------------------------------------------
@@ -173,7 +217,7 @@ OPS = (OpInfo(
     operands=("x", "codes", "scales", "biases", G.LHS, G.RHS), differentiable=("x", "scales", "biases"),
     integer_operands=("codes", G.LHS, G.RHS), optional_operands=(G.LHS, G.RHS),
     variants=G.FLAG_VARIANTS, equivalent_params={G.SORTED: False},
-    conditional_tags={t: G.SORTED for t in G.SORTED_PATH_TAGS},
+    conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, "half_gather_mm_cpu": "!" + G.SORTED},
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="W = code * scale + bias per group along K; Y_q = x[i_q] W[j_q]^T; dx by the gather_mm rule; "
          "dscale = sum over the group of code * dW, dbias = sum over the group of dW",

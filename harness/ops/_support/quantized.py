@@ -20,7 +20,7 @@ def dequantize(codes, scales, biases, group_size) -> np.ndarray:
     C, S, B = G.mats(codes), G.mats(scales), G.mats(biases)
     W = [[[C[e][r][c] * S[e][r][c // group_size] + B[e][r][c // group_size]
            for c in range(codes.shape[-1])] for r in range(codes.shape[-2])] for e in range(len(C))]
-    return np.array(W, dtype=np.float64).reshape(codes.shape)
+    return np.array(W, dtype=np.float64).reshape(codes.shape) if codes.size else np.zeros(codes.shape)
 
 
 def as_kn(w, transpose) -> np.ndarray:
@@ -41,7 +41,8 @@ def gather_qmm_vjp(x, codes, scales, biases, g, lhs=None, rhs=None, group_size=6
     dW = G.mats(as_kn(grads["b"], transpose))   # back to the stored layout
     C = G.mats(np.asarray(codes, dtype=np.float64))
     ds, db = np.zeros(np.shape(scales)), np.zeros(np.shape(biases))
-    ds_m, db_m = ds.reshape((-1,) + ds.shape[-2:]), db.reshape((-1,) + db.shape[-2:])
+    flat = (len(C),) + ds.shape[-2:]   # explicit sizes: zero-size dimensions reshape too
+    ds_m, db_m = ds.reshape(flat), db.reshape(flat)
     for e in range(len(C)):
         for r in range(len(C[e])):
             for c in range(len(C[e][r])):
