@@ -72,6 +72,9 @@ def versions(files, name: str, args, say) -> tuple:
     return "versions", ok, f"{len(cells) - bad} of {len(cells)} cells" + (f", {len(notes)} not replayable" if notes else "")
 
 
+CAMPAIGN_RUNS = 3   # at most: a campaign whose MLX outcomes vary is run again to tell which
+
+
 def campaign(files, fz, args, say) -> tuple:
     """A fuzz campaign: by seed when it ended on its case budget (with --campaign),
     else the verdict says its silence is not reproducible."""
@@ -85,27 +88,29 @@ def campaign(files, fz, args, say) -> tuple:
     import hypothesis
     if camp["hypothesis"] != hypothesis.__version__:
         return what, False, f"made with hypothesis {camp['hypothesis']}, this is {hypothesis.__version__}"
-    want = sorted(f["signature"] for f in camp["findings"])
-    got = sorted(_rerun(camp, say))
-    if got == want:
-        return what, True, f"the same {len(got)} signatures from seeds {camp['seeds']}"
-    missing, new = sorted(set(want) - set(got)), sorted(set(got) - set(want))
-    return what, False, f"{len(missing)} recorded signatures not found again (first {missing[:1]}), {len(new)} new"
+    return (what, *campaign_verdict({f["signature"] for f in camp["findings"]}, lambda: _rerun(camp, say),
+                                    camp["seeds"]))
 
 
-def _rerun(camp: dict, say) -> set:
-    from ..fuzz import campaign as C
-    from ..fuzz import targets
-    unknown = sorted(set(camp["ops"]) - set(targets.names()))
-    if unknown:
-        raise UsageError(f"the campaign fuzzed ops this package lacks: {', '.join(unknown)}")
-    found = set()
-    for seed in camp["seeds"]:
-        say(f"campaign: seed {seed}, {camp['max_cases']} cases")
-        result = C.run_single(camp["ops"], camp["device"], seed, 1e9, camp["max_cases"], "none",
-                              dtypes=camp["dtypes"])
-        found |= {f.signature for f in result["findings"]}
-    return found
+def campaign_verdict(want: set, rerun, seeds) -> tuple:
+    """(reproduced?, detail): the campaign is run again until a run finds exactly the recorded
+    signatures, at most CAMPAIGN_RUNS times. It is not reproduced when a signature is found by
+    every run but not recorded (a finding left out), or recorded but found by none; runs that
+    differ among themselves show MLX outcomes that vary on these cases (nondeterministic)."""
+    runs = []
+    while len(runs) < CAMPAIGN_RUNS:
+        runs.append(rerun())
+        if runs[-1] == want:
+            return True, f"the same {len(want)} signatures from seeds {seeds}" + \
+                (f" (run {len(runs)} of {len(runs)}: earlier runs differed)" if len(runs) > 1 else "")
+    extra = sorted(set.intersection(*runs) - want)
+    missing = sorted(want - set.union(*runs))
+    if extra or missing:
+        return False, (f"{len(missing)} recorded signatures found by no run (first {missing[:1]}), {len(extra)} "
+                       f"found by every run but not recorded (first {extra[:1]})")
+    varying = sorted(set.union(*runs) - set.intersection(*runs))
+    return True, (f"nondeterministic here: {len(runs)} runs found different signatures ({len(varying)} vary, "
+                  f"e.g. {varying[:1]}); every recorded one was found again, the absence of others is not shown")
 
 
 def wheel(files, name: str, args, say) -> tuple:

@@ -97,8 +97,11 @@ def run(args) -> int:
     return 0 if passed else 1
 
 
-def main(args) -> int:
-    """The subcommand (cli/main.py's failure policy turns UsageError into exit 2)."""
+def main(args=None) -> int:
+    """The subcommand (cli/main.py's failure policy turns UsageError into exit 2); given
+    a list of arguments (or none), the script's form."""
+    if args is None or isinstance(args, (list, tuple)):
+        return script(args)
     try:
         return run(args)
     except BadInput as e:

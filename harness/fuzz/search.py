@@ -39,6 +39,14 @@ def _klass(sig: str) -> str:
     return "__".join(parts[:1] + parts[2:])
 
 
+FIRST_ORDER = ("reference", "exact_zero")   # oracles of the plain VJP's values
+
+
+def _oracle(sig: str) -> str:
+    parts = sig.split("__")
+    return parts[2] if len(parts) > 2 else ""
+
+
 def _kind(sig: str) -> str:
     kind = sig.split("__")[3] if sig.count("__") >= 4 else "other"
     return kind if kind in SEVERITY else "other"
@@ -172,11 +180,15 @@ class Campaign:
         return self.defer and half
 
     def urgent(self, sig: str, known: set) -> bool:
-        """A wrong value of a class (op, oracle, kind, call form) not reported yet
-        for any gradient; everything else once deferral is over."""
+        """A first-order wrong value (the plain VJP against the float64 reference)
+        of a class (op, oracle, kind, call form) not reported yet for any gradient;
+        everything else, the transforms' wrong values included, once deferral is
+        over: the plain VJP's silent defects come first, however many transform
+        findings a large op table also holds."""
         if not self.deferring():
             return True
-        return _kind(sig) == "wrong-value" and _klass(sig) not in {_klass(k) for k in known}
+        return (_kind(sig) == "wrong-value" and _oracle(sig) in FIRST_ORDER
+                and _klass(sig) not in {_klass(k) for k in known})
 
     def note(self, sig: str, out) -> None:
         """Park a sighting of an unreported defect: its hypothesis choices (to

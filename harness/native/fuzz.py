@@ -63,7 +63,9 @@ class Executor:
             self.crashes += 1
             c = result["crashed"]
             return engine.crashed(s, "cpu", c["stage"], c["checks"], c["how"], c["detail"])
+        from .suite import half_precision
         rec = dict(result["record"], expects_defect=s.expects_defect, defect_tags=list(s.defect_tags))
+        rec = half_precision(s, rec)
         err = result.get("vjp_error")
         verdict = judge.judge(s, rec["checks"], f"{err['type']}: {err['message']}" if err else rec["error"])
         rec["status"] = verdict.status

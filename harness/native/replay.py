@@ -41,7 +41,11 @@ def load_evidence(path, check) -> dict:
         ev = load(path)
     except BadInput as e:
         raise G.InputError(str(e))
-    lines, passed = check(ev)
+    try:
+        lines, passed = check(ev)
+    except Exception as e:   # the validator itself failed: say so in one line
+        raise G.InputError(f"{path} could not be validated ({type(e).__name__}: {str(e)[:200]}): "
+                           "replay refused")
     if not passed:
         bad = [ln for ln in lines if "FAIL" in ln or "fail" in ln][:1]
         raise G.InputError(f"{path} does not validate: replay refused"

@@ -50,7 +50,11 @@ MODULES = (
     "pad",
     "as_strided",
     # elementwise, comparison and logical ops (issue 20, table-driven)
+    "elementwise",
+    "binary",
     # reductions, shapes, matmul, fft, search and the rest (issue 20)
+    "shapes",
+    "reduce",
 )
 
 _REGISTRY: dict = {}

@@ -39,6 +39,9 @@ def template(tmp_path_factory):
     (root / "notes" / "a.txt").write_text("mine\n")
     fx.run_dir(root / "runev")
     fx.fuzz_dir(root / "fuzzev")
+    deep = fx.run_dir(root / "deepev")   # evidence whose results.json is 1,000 brackets deep
+    (deep / "results.json").write_text("[" * 1000 + "]" * 1000)
+    fx.rewrite_manifest(deep)
     return root
 
 
@@ -159,6 +162,41 @@ VALIDATE = [(), ("missing",), ("file.txt",), ("notes",), ("--bogus",)]
 @pytest.mark.parametrize("args", VALIDATE, ids=[" ".join(a) or "none" for a in VALIDATE])
 def test_validate_artifacts(place, args):
     _one_line_exit(_script("validate_artifacts.py", *args), place)
+
+
+@pytest.mark.parametrize("args", VALIDATE, ids=[" ".join(a) or "none" for a in VALIDATE])
+def test_validate(place, args):
+    _one_line_exit(_cli("validate", *args), place)
+
+
+REPLAY = [(), ("missing",), ("file.txt",), ("notes",), ("deepev",), ("--bogus",)]
+
+
+@pytest.mark.parametrize("args", REPLAY, ids=[" ".join(a) or "none" for a in REPLAY])
+def test_replay(place, args):
+    _one_line_exit(_cli("replay", *args), place)
+
+
+def test_hostile_json_is_a_failed_check_not_a_crash(place):
+    """Validation of evidence 1,000 brackets deep: exit 1, the reason in one line, no traceback;
+    bundle refuses it the same way and writes nothing."""
+    for argv in (_cli("validate", "deepev"), _script("validate_artifacts.py", "deepev"),
+                 _cli("bundle", "--skip-probes", "deepev", "--out", "deep.zip")):
+        p = subprocess.run(argv, cwd=place, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 1 and "JSON nested 1000 levels deep (limit 64)" in p.stdout, p.stdout + p.stderr
+        assert "Traceback" not in p.stdout + p.stderr
+    assert not (place / "deep.zip").exists()
+
+
+def test_a_folder_1200_levels_deep_is_refused_in_one_line(place):
+    here = place / "towerev"
+    shutil.copytree(place / "runev", here)
+    d = here
+    for _ in range(40):   # deeper than the limit (32) is enough; the walk never recurses
+        d = d / "d"
+    d.mkdir(parents=True)
+    p = subprocess.run(_cli("validate", "towerev"), cwd=place, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "levels deep" in p.stdout and "Traceback" not in p.stdout + p.stderr, p.stdout
 
 
 BUILD = [(), ("--mlx-source", "notes", "--mlx-build", "notes"),

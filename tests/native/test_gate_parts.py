@@ -491,3 +491,46 @@ def test_recorder_env_reaches_the_command(tmp_path):
     e = rec.run("x", [sys.executable, "-c", "import os; print(os.environ['VJP_T'])"], tmp_path,
                 env=dict(os.environ, VJP_T="seen"))
     assert (tmp_path / e["stdout"]).read_text().strip() == "seen"
+
+
+# --- the gate's MLX-test stages end to end, on fake builds ---------------------------------------
+
+def _fake_build(root: Path, name: str, answer: int) -> "G.nvar.Variant":
+    pkg = root / name / "python" / "mlx"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core.py").write_text(f"__version__ = '0.0.{name}'\ndef answer():\n    return {answer}\n")
+    binary = root / name / "bin" / "tests"
+    binary.parent.mkdir(parents=True)
+    binary.write_text(f"#!{sys.executable}\nimport os\nos.environ['NO_CRASH'] = '1'\n" + FAKE_DOCTEST)
+    binary.chmod(0o755)
+    return G.nvar.Variant(name, {"package": root / name, "tests": root / name}, {"package": name, "tests": name})
+
+
+def test_mlx_test_stages_name_a_confirmed_regression(tmp_path, fake_tests):
+    _, tests = fake_tests
+    src = tmp_path / "checkout"
+    (src / "python").mkdir(parents=True)
+    os.symlink(tests, src / "python" / "tests")
+    built = {"pristine": _fake_build(tmp_path, "pristine", 42), "patched": _fake_build(tmp_path, "patched", 41)}
+    gate = G.Gate(G.nb.MLX, src, tmp_path, tmp_path / "lib.a", {}, {}, {}, "", [], "as-built", 2,
+                  tmp_path / "cache", False, stages=("mlx-python", "mlx-cpp"), commit="0" * 40)
+    gate.rec, gate.work = Recorder(tmp_path / "run"), tmp_path / "work"
+    gate.work.mkdir()
+    results = {(s, v): (G.run_mlx_python if s == "mlx-python" else G.run_mlx_cpp)(gate, built[v])
+               for s in ("mlx-python", "mlx-cpp") for v in G.VARIANTS}
+    doc, reruns = G.mlx_tests_document(results, gate, built)
+    bad = [r for r in doc["rows"] if r["change"] == "regression"]
+    assert [r["test"] for r in bad] == ["test_fake.TestA.test_pass"]
+    assert reruns == {"python:test_fake.TestA.test_pass": {"pristine": ["pass"] * 3, "patched": ["fail"] * 3,
+                                                           "confirmed": True}}
+    assert not doc["passed"] and "python test_fake.TestA.test_pass" in doc["summary"]
+    pre = {r["test"] for r in doc["rows"] if r["change"] == "pre-existing"}
+    assert "test_fake.TestA.test_fail" in pre and "a_tests::test two" in pre      # fail on both: not blamed
+    # each build imported its own mlx, and ran in its own $TMPDIR
+    assert {v: results[("mlx-python", v)]["mlx"]["version"] for v in G.VARIANTS} == \
+        {"pristine": "0.0.pristine", "patched": "0.0.patched"}
+    ids = {e["id"] for e in gate.rec.entries}
+    assert {"mlx-python-pristine", "mlx-python-patched", "mlx-cpp-pristine", "mlx-cpp-patched"} <= ids
+    assert sum(i.startswith("rerun-python-") for i in ids) == 6
+    assert (gate.cache_root / "mlx-tmp" / f"{'0' * 12}-patched").is_dir()

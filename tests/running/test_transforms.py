@@ -15,13 +15,19 @@ from mlx_vjpcheck.running import devices, execute
 mx = pytest.importorskip("mlx.core")
 from transform_mutants import case  # noqa: E402
 
-TRANSFORMS = {"compile", "vmap", "second_order", "forward_mode"}
+TRANSFORMS = {"vmap", "second_order", "forward_mode"}     # in run; compile runs in the fuzzer
 COMPLEX = np.array([1 + 2j, -2 + 0.5j, 3 - 1j, 0.5 + 1j])
 
 
 def _run(s) -> dict:
     devices.select("cpu")
     return execute.run(s, "cpu")
+
+
+def _fuzz(s) -> dict:
+    """The fuzzer's context: every oracle, compile included."""
+    devices.select("cpu")
+    return execute.measure(s, "cpu", "fuzz")[0]
 
 
 def _failed(rec) -> set:
@@ -35,10 +41,14 @@ def _ran(rec) -> set:
 @pytest.mark.parametrize("values", [(1.0, -2.0, 3.0, 0.5), COMPLEX], ids=["float32", "complex64"])
 def test_the_honest_rule_passes_every_oracle(values):
     dtype = "complex64" if np.iscomplexobj(values) else "float32"
-    rec = _run(case("right", values, dtype=dtype, cot=np.arange(1, 5) * (1 + 1j if dtype == "complex64" else 1)))
+    s = case("right", values, dtype=dtype, cot=np.arange(1, 5) * (1 + 1j if dtype == "complex64" else 1))
+    rec = _run(s)
     assert rec["status"] == "pass", _failed(rec)
     assert TRANSFORMS <= _ran(rec) and not rec.get("not_applicable")
     assert all(c.get("complex") for c in rec["checks"]) == (dtype == "complex64")
+    rec = _fuzz(s)
+    assert rec["status"] == "pass", _failed(rec)
+    assert TRANSFORMS | {"compile"} <= _ran(rec)
 
 
 def test_wrong_only_at_second_order_is_caught_by_second_order_alone():
@@ -66,7 +76,7 @@ def test_wrong_only_under_vmap_is_caught_by_vmap_alone():
 
 
 def test_wrong_while_traced_is_caught_by_compile():
-    rec = _run(case("traced"))
+    rec = _fuzz(case("traced"))
     assert "compile:grad:a" in _failed(rec)
     assert "grad:a" not in _failed(rec)      # eager is right
 
@@ -83,7 +93,7 @@ def test_wrong_only_in_bfloat16():
 
 
 def test_a_plain_wrong_rule_fails_the_reference_and_every_transform_of_it():
-    failed = _failed(_run(case("plain")))
+    failed = _failed(_fuzz(case("plain")))
     assert {"grad:a", "compile:grad:a", "vmap:grad:a#0", "vmap:grad:a#1"} <= failed
 
 

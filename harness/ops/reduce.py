@@ -1,0 +1,315 @@
+"""The reductions, one table: sum, prod, max, min (MLX's Reduce primitive, one
+record per reduce type), and mean, var, std (compositions on it); axis None, one
+axis, several, negative ones, keepdims, and ddof for var and std.
+
+Reverse rules, each on the group of elements an output reduces (g broadcast back
+over the reduced axes):
+  sum   d x = g
+  prod  d x_i = g * conj(product of the rest of the group): exact where the
+        group holds zeros (MLX builds it from two exclusive cumprods)
+  mean  d x = g / N
+  var   d x = 2 g (x - mu) / (N - ddof) (complex: the mean squared magnitude)
+  std   d x = g (x - mu) / ((N - ddof) std); a constant group (std 0) has no
+        derivative: the reference refuses to judge it
+  max, min: where the extreme is attained once, g goes to it. At ties the
+        output has no derivative; MLX's convention (Reduce::vjp: mask of the
+        elements equal to the output, cotangent divided by their count) splits
+        g equally among the tied elements. The reference implements that
+        convention, and the catalog holds scenarios at ties under
+        ".../convention/...".
+
+All hand-written (numpy, float64 or complex128), so second order is checked too
+(the VJP of prod is multilinear in the rest of the group). The MLX calls are
+ops/repro/reduce.py, one function per op.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.numeric import ReferenceUndecided
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import seeded_ints
+from ._support import expression as E
+from ._support.cases import case, in_half_precision, logical_inputs
+from ._support.reductions import draw_axes, reduced_axes
+from ._support.views import draw_layout, draw_shape, laid_out, with_imaginary
+
+FLOATS = ("float32", "float16", "bfloat16")
+
+
+# --- float64 references --------------------------------------------------------------------------
+
+def _axes(x, params) -> tuple:
+    return reduced_axes(params, np.ndim(x)) if np.ndim(x) else ()
+
+
+def _back(g, x, params):
+    """The cotangent broadcast back over the reduced axes (as if keepdims)."""
+    g = np.asarray(g)
+    if not params.get("keepdims", False):
+        g = np.expand_dims(g, _axes(x, params))
+    return np.broadcast_to(g, np.shape(x))
+
+
+def _count(x, params) -> int:
+    return int(np.prod([np.shape(x)[a] for a in _axes(x, params)], dtype=np.int64))
+
+
+def _numpy(fn):
+    def forward(inp, params):
+        x = np.asarray(inp["a"])
+        return np.asarray(fn(x, axis=_axes(x, params), keepdims=params.get("keepdims", False)))
+    return forward
+
+
+def _var(x, axis, keepdims, ddof=0):
+    mu = np.mean(x, axis=axis, keepdims=True)
+    sq = np.real((x - mu) * np.conj(x - mu))
+    return np.sum(sq, axis=axis, keepdims=keepdims) / (_size(x, axis) - ddof)
+
+
+def _size(x, axis) -> int:
+    return int(np.prod([x.shape[a] for a in axis], dtype=np.int64))
+
+
+def _moments(inp, params):
+    x = np.asarray(inp["a"])
+    return np.asarray(_var(x, _axes(x, params), params.get("keepdims", False), params.get("ddof", 0)))
+
+
+def _exclusive_products(x, axes):
+    """The product of each element's group without that element (zeros handled exactly)."""
+    if x.size == 0:
+        return np.ones_like(x)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    lanes = moved.reshape(moved.shape[: x.ndim - len(axes)] + (-1,))
+    out = np.ones_like(lanes)
+    for j in range(lanes.shape[-1]):
+        out[..., j] = np.prod(np.delete(lanes, j, axis=-1), axis=-1)
+    return np.moveaxis(out.reshape(moved.shape), tuple(range(x.ndim - len(axes), x.ndim)), axes)
+
+
+def _vjp_sum(x, g, p):
+    return _back(g, x, p).copy()
+
+
+def _vjp_mean(x, g, p):
+    return _back(g, x, p) / _count(x, p)
+
+
+def _vjp_prod(x, g, p):
+    return _back(g, x, p) * np.conj(_exclusive_products(x, _axes(x, p))) if x.ndim else np.asarray(g) * 1
+
+
+def _vjp_extreme(fn):
+    def vjp(x, g, p):
+        out = fn(x, axis=_axes(x, p), keepdims=True)
+        mask = (x == out).astype(np.float64)
+        return _back(g, x, p) * mask / np.sum(mask, axis=_axes(x, p), keepdims=True)
+    return vjp
+
+
+def _vjp_var(x, g, p):
+    axes = _axes(x, p)
+    mu = np.mean(x, axis=axes, keepdims=True)
+    return 2 * _back(g, x, p) * (x - mu) / (_count(x, p) - p.get("ddof", 0))
+
+
+def _vjp_std(x, g, p):
+    axes = _axes(x, p)
+    s = np.sqrt(_var(x, axes, True, p.get("ddof", 0)))
+    if np.any(s == 0):
+        raise ReferenceUndecided("std: a group with zero spread has no derivative")
+    mu = np.mean(x, axis=axes, keepdims=True)
+    return _back(g, x, p) * (x - mu) / ((_count(x, p) - p.get("ddof", 0)) * s)
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reduction:
+    # Identity, the MLX function and primitives, the call file's function.
+    name: str
+    summary: str
+    primitives: tuple
+    call: str
+    # numpy forward (inputs, params) and reverse rule (x, g, params) -> d x.
+    forward: Callable
+    vjp: Callable
+    rule: str
+    # Catalog extras () -> rows, value maker (shape, seed) -> values, and what the op takes.
+    extras: Callable
+    values: Callable
+    complex: bool = True
+    exact: bool = True
+    multilinear: bool = False
+    ddof: bool = False
+
+
+def ints(shape, seed):
+    return seeded_ints(tuple(shape), 400 + seed)
+
+
+def small(shape, seed):
+    """Products stay small: values in [-3, 3]."""
+    return seeded_ints(tuple(shape), 420 + seed, -3, 4)
+
+
+def distinct(shape, seed):
+    """Distinct values (no ties): a permutation, centred."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (np.random.RandomState(440 + seed).permutation(n) - n // 2).astype(np.float64).reshape(shape)
+
+
+def _no_extras():
+    return []
+
+
+def _extras_prod():
+    return [("zeros/one", {"a": np.array([[2.0, 0.0, 3.0], [1.0, -2.0, 3.0]])}, {"axis": 1}, "a zero in a group"),
+            ("zeros/two", {"a": np.array([[0.0, 2.0, 0.0, 3.0]])}, {"axis": -1}, "two zeros: every gradient is 0"),
+            ("zeros/several_axes", {"a": np.array([[[0.0, 2.0], [3.0, -1.0]], [[2.0, 2.0], [1.0, 0.0]]])},
+             {"axis": [0, 2]}, "a zero, reduced over two axes")]
+
+
+def _extras_extreme(sign):
+    def rows():
+        tie = np.array([[3.0, 1.0, 3.0], [2.0, 2.0, 2.0]]) * sign
+        inf = np.array([1.0, np.inf, -np.inf]) * sign
+        return [("convention/ties_split", {"a": tie}, {"axis": 1},
+                 "ties: MLX divides g equally among the tied elements (1/2 and 1/3 each)"),
+                ("convention/ties_all_axes", {"a": tie}, {"axis": None}, "five tied elements share g"),
+                ("infinite", {"a": inf}, {"axis": 0}, "the extreme is infinite: g goes to it")]
+    return rows
+
+
+def _extras_var():
+    return [("ddof1", {"a": ints((3, 4), 20)}, {"axis": 1, "ddof": 1}, "the sample variance"),
+            ("ddof2_axes", {"a": ints((2, 3, 2), 21)}, {"axis": [0, 2], "ddof": 2}, "")]
+
+
+def _extras_std():
+    return [("ddof1", {"a": distinct((3, 4), 22)}, {"axis": -1, "ddof": 1}, "")]
+
+
+_EXTREME = "the extreme gets g; tied extremes (MLX's convention) share g equally"
+TABLE = (
+    Reduction("sum", "mx.sum (Reduce sum)", ("Reduce",), "sum_", _numpy(np.sum), _vjp_sum,
+              "d x = g broadcast over the reduced axes", _no_extras, ints, multilinear=True),
+    Reduction("prod", "mx.prod (Reduce prod): zeros in a group, several axes", ("Reduce",), "prod",
+              _numpy(np.prod), _vjp_prod, "d x_i = g * conj(product of the rest of its group)",
+              _extras_prod, small),
+    Reduction("max", "mx.max (Reduce max): ties by MLX's convention, infinities", ("Reduce",), "max_",
+              _numpy(np.max), _vjp_extreme(np.max), _EXTREME, _extras_extreme(1.0), distinct, complex=False),
+    Reduction("min", "mx.min (Reduce min): ties by MLX's convention, infinities", ("Reduce",), "min_",
+              _numpy(np.min), _vjp_extreme(np.min), _EXTREME, _extras_extreme(-1.0), distinct, complex=False),
+    Reduction("mean", "mx.mean (Reduce sum and Multiply)", ("Reduce", "Multiply"), "mean", _numpy(np.mean),
+              _vjp_mean, "d x = g / N, N the group size", _no_extras, ints, exact=False, multilinear=True),
+    Reduction("var", "mx.var: ddof, complex (the mean squared magnitude)",
+              ("Reduce", "Multiply", "Broadcast", "Subtract", "Square", "Divide", "Conjugate", "Real"), "var",
+              _moments, _vjp_var, "d x = 2 g (x - mu) / (N - ddof)", _extras_var, ints, exact=False, ddof=True),
+    Reduction("std", "mx.std: ddof; a group without spread has no derivative",
+              ("Reduce", "Multiply", "Broadcast", "Subtract", "Square", "Sqrt"), "std",
+              lambda inp, p: np.sqrt(_moments(inp, p)), _vjp_std, "d x = g (x - mu) / ((N - ddof) std)",
+              _extras_std, distinct, complex=False, exact=False, ddof=True),
+)
+
+
+# --- catalog ------------------------------------------------------------------------------------
+
+# (name, shape, layout, params, description): every op's rows, values from its own maker.
+ROWS = (
+    ("axis1", (3, 4), "contiguous", {"axis": 1}, ""),
+    ("negative_axis_keepdims", (2, 3, 4), "contiguous", {"axis": -1, "keepdims": True}, ""),
+    ("axes_pair", (2, 3, 4), "contiguous", {"axis": [0, 2]}, "two axes, not adjacent"),
+    ("all", (3, 4), "contiguous", {"axis": None}, ""),
+    ("all_keepdims", (2, 3), "contiguous", {"axis": None, "keepdims": True}, ""),
+    ("rank0", (), "contiguous", {"axis": None}, "a 0-d operand"),
+    ("zero_size/kept_axis_empty", (0, 3), "contiguous", {"axis": 1}, "no groups: empty output and gradient"),
+    ("zero_size/reduced_axis_empty", (2, 0), "contiguous", {"axis": 1}, "empty groups: the identity"),
+    ("transposed", (3, 4), "transposed", {"axis": 0}, ""),
+    ("strided", (2, 3), "strided", {"axis": 1}, ""),
+    ("reversed", (2, 4), "reversed", {"axis": -1}, "a negative stride"),
+    ("broadcast", (3, 2), "broadcast", {"axis": -1}, "a stride-0 leading axis"),
+    ("singleton", (2, 1, 3), "singleton", {"axis": [1, 2]}, "a singleton axis among the reduced ones"),
+)
+
+
+def _applies(op: Reduction, name: str) -> bool:
+    if name == "zero_size/reduced_axis_empty":   # the identity: 0 for sum, 1 for prod; others have none
+        return op.name in ("sum", "prod")
+    return not (name == "rank0" and op.name == "std")   # std of one element: no spread, no derivative
+
+
+# Known defects of MLX 0.32.4 a complex scenario hits: prod's VJP is right, but its own VJP
+# (second order) goes through cumprod, whose Scan::vjp does not conjugate for complex inputs.
+COMPLEX_TAGS = {"prod": ("complex_scan_conjugate",)}
+COMPLEX_NOTES = {"prod": "second order is wrong on MLX 0.32.4: prod's VJP multiplies by conj(cumprod ...), "
+                         "and Scan::vjp (cumprod) takes no conjugate for complex inputs"}
+
+
+def _scenario(op: Reduction, name, operands, params, desc, seed, fd=False, tags=()):
+    return case(op.name, name, operands, params, reference=op.forward, seed=seed, family="reduce",
+                desc=desc, fd=fd, tags=tags)
+
+
+def _scenarios(op: Reduction):
+    def build():
+        out = []
+        for k, (name, shape, lay, params, desc) in enumerate(r for r in ROWS if _applies(op, r[0])):
+            a = laid_out(op.values(shape, k), lay)[0]
+            out.append(_scenario(op, name, {"a": a}, params, desc, k, fd=k == 0))
+        for k, (name, values, params, desc) in enumerate(op.extras(), start=len(out)):
+            out.append(_scenario(op, name, {"a": laid_out(values["a"])[0]}, params, desc, k))
+        if op.complex:
+            z = op.values((2, 3), 90) + 1j * op.values((2, 3), 91)
+            tags = COMPLEX_TAGS.get(op.name, ())
+            out.append(_scenario(op, "complex", {"a": laid_out(z, dtype="complex64")[0]}, {"axis": 1},
+                                 COMPLEX_NOTES.get(op.name, ""), len(out), tags=tags))
+        return out + in_half_precision(out, picks=1)
+    return build
+
+
+# --- fuzz strategy -------------------------------------------------------------------------------
+
+def _strategy(op: Reduction):
+    def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+        dtype = draw(D.choice(dtypes if op.complex else tuple(d for d in dtypes if d != "complex64")))
+        shape = draw_shape(draw, 0, 3, 4, zero=op.name not in ("max", "min"))
+        axis = draw_axes(draw, len(shape)) if shape else None
+        params = {"axis": axis, "keepdims": bool(draw(D.irange(0, 1)))}
+        if op.ddof:
+            params["ddof"] = draw(D.irange(0, 1))
+        values = op.values(shape, draw(D.irange(0, 2**16)))
+        a = draw_layout(draw, with_imaginary(draw, values, dtype), dtype)[0]
+        y = op.forward(logical_inputs({"a": a}), params)
+        cot, mode = D.cotangent(draw, np.shape(y), dtype)
+        return D.finish(Scenario(name="", op=op.name, operands={"a": a}, wrt=("a",), params=params,
+                                 cotangent=cot, family="reduce",
+                                 description=f"generated: a{shape} axis {axis}, cotangent {mode}"))
+    return fuzz_case
+
+
+def _expression(op: Reduction):
+    def expression(params, names):
+        extra = {"ddof": E.lit(params.get("ddof", 0))} if op.ddof else {}
+        return E.call(f"mx.{op.name}", names["a"], axis=E.lit(params.get("axis")),
+                      keepdims=E.lit(params.get("keepdims", False)), **extra)
+    return expression
+
+
+def _record(op: Reduction) -> OpInfo:
+    return OpInfo(
+        name=op.name, summary=op.summary, operands=("a",), differentiable=("a",), reference=op.forward,
+        reference_vjp=lambda inp, g, params: {"a": op.vjp(np.asarray(inp["a"]), np.asarray(g), params)},
+        exact=op.exact, multilinear=op.multilinear, mlx_call=f".ops.repro.reduce:{op.call}",
+        call_expression=_expression(op), primitives=op.primitives, dtypes=FLOATS, complex=op.complex,
+        scenarios=_scenarios(op), strategy=_strategy(op), rule=op.rule)
+
+
+OPS = tuple(_record(op) for op in TABLE)
