@@ -33,9 +33,9 @@ from mlx_vjpcheck.evidence import rundir
 from mlx_vjpcheck.fuzz import campaign, database, findings, merge
 
 from conftest import ROOT  # noqa: E402
-NEW = "gather_mm__grad-a__reference__wrong-value__made-up-form"     # in no corpus
-KNOWN = "gather_mm__grad-b__reference__wrong-value__also-made-up"   # in the test corpus
-SMALL, BIG = "gmm/report_example/joint/sorted", "gmm/backing_tail/pos/sorted"
+# Two catalog scenarios whose wrong grad:a makes the same signature (the small one is
+# kept), and a third with another signature.
+SMALL, BIG, OTHER = "gmm/right_identity/sorted", "gmm/left_identity/unsorted", "gmm/right_repeat/sorted"
 
 
 # --- fuzz output directories, as `mlx-vjpcheck fuzz` writes them ------------------------------
@@ -44,29 +44,40 @@ def _scenario(name) -> Scenario:
     return fx.scenarios([name])[0]
 
 
-def _finding(sig, name, seed, t=1.0) -> findings.Finding:
+def _record(s) -> dict:
+    return dict(fx.record(s, wrong=True), context="fuzz")
+
+
+def _finding(name, seed, t=1.0) -> findings.Finding:
+    """A finding whose index entry follows from its record (as the validator re-derives it)."""
     s = _scenario(name)
-    size = findings.size(s)
+    rec = _record(s)
+    entry = fx.finding_files(s, rec)[0]
+    keep = ("signature", "op", "gradient", "oracle", "kind", "form", "oracles", "size", "device")
     return findings.Finding(
-        signature=sig, op=s.op, gradient=sig.split("__")[1], oracle="reference", kind="wrong-value",
-        form=sig.split("__")[-1], oracles=["reference"], seed=seed, round=1, time_found_s=t,
-        time_minimal_s=t + 0.5, cases_before=3, shrunk=True, size=size, first_size=size,
-        found_at="2026-01-01T00:00:00+00:00", device="cpu", scenario=s.to_dict(),
-        record=fx.record(s, wrong=True))
+        **{k: entry[k] for k in keep}, seed=seed, round=1, time_found_s=t, time_minimal_s=t + 0.5,
+        cases_before=3, shrunk=True, first_size=entry["size"], found_at="2026-01-01T00:00:00+00:00",
+        scenario=s.to_dict(), record=rec)
+
+
+NEW = _finding(SMALL, 0).signature      # in no corpus
+KNOWN = _finding(OTHER, 0).signature    # in the test corpus
 
 
 def _info(seed, n_found) -> dict:
     stats = {"cases": 100 + seed, "passed": 90, "failed": 10, "invalid": 0, "unconfirmed": 0,
              "cache_hits": 0, "rounds": 3, "elapsed_s": 10.0 + seed, "cases_per_s": 10.0}
-    return {"schema": campaign.SCHEMA, "seed": seed, "seeds": [seed], "budget_s": 10.0, "max_cases": None,
-            "device": "cpu", "ops": ["gather_mm"], "dtypes": {"gather_mm": ["float32"]}, "shards": 1,
-            "setup_s": 0.1, "started_at": 1000.0, "database": None, "stats": stats,
-            "unconfirmed_samples": [], "interrupted": False, "from_database": []}
+    return campaign.finish({"schema": campaign.SCHEMA, "seed": seed, "seeds": [seed], "budget_s": 10.0,
+                            "max_cases": None, "device": "cpu", "ops": ["gather_mm"],
+                            "dtypes": {"gather_mm": ["float32"]}, "shards": 1, "setup_s": 0.1,
+                            "started_at": 1000.0, "database": None, "stats": stats, "hypothesis": "6.155.2",
+                            "unconfirmed_samples": [], "interrupted": False, "from_database": []})
 
 
 def campaign_dir(out, seed, items, platform="test-platform") -> Path:
     """A fuzz output directory: items are (signature, catalog scenario name)."""
-    found = [_finding(sig, name, seed, t=1.0 + n) for n, (sig, name) in enumerate(items)]
+    found = [_finding(name, seed, t=1.0 + n) for n, (sig, name) in enumerate(items)]
+    assert [f.signature for f in found] == [sig for sig, _ in items]
     env = dict(fx.ENV, platform=platform, mlx="0.32.4")
     with rundir.staged(out, "fuzz") as tmp:
         campaign.write(tmp, {"findings": found, "campaign": _info(seed, len(found))}, env)
@@ -105,7 +116,7 @@ def inputs(tmp_path_factory):
     """Linux seed 0 found NEW on a big case and KNOWN; macOS seed 1 found NEW on a small one."""
     assert findings.size(_scenario(SMALL)) < findings.size(_scenario(BIG))
     tmp = tmp_path_factory.mktemp("campaigns")
-    a = campaign_dir(tmp / "linux-0", 0, [(NEW, BIG), (KNOWN, SMALL)], platform="Linux-test")
+    a = campaign_dir(tmp / "linux-0", 0, [(NEW, BIG), (KNOWN, OTHER)], platform="Linux-test")
     b = campaign_dir(tmp / "macos-1", 1, [(NEW, SMALL)], platform="macOS-test")
     return a, b
 
@@ -202,6 +213,9 @@ def test_replace_is_needed_to_merge_over_an_earlier_merge(tmp_path, two_campaign
 
 def _bad_cases(tmp, a, b, corpus):
     old_layout = fx.fuzz_dir(tmp / "old")              # findings.json without the finding fields
+    index = json.loads((old_layout / "findings.json").read_text())
+    (old_layout / "findings.json").write_text(json.dumps([{k: e[k] for k in ("signature", "files")} for e in index]))
+    fx.rewrite_manifest(old_layout)
     tampered = campaign_dir(tmp / "tampered", 5, [(NEW, SMALL)])
     rec = tampered / "findings" / f"{NEW}.json"
     rec.write_text(rec.read_text().replace('"size"', '"sizE"'))

@@ -89,9 +89,9 @@ def test_a_rejected_forward_is_invalid_not_a_finding(server):
 
 
 def test_a_case_the_reference_rejects_is_skipped(server):
-    s = dataclasses.replace(_one("gmm/right_repeat/unsorted"),
-                            rhs_indices=dataclasses.replace(_one("gmm/right_repeat/unsorted").rhs_indices,
-                                                            values=(0, 0, 9)))
+    base = _one("gmm/right_repeat/unsorted")
+    s = dataclasses.replace(base, operands=dict(base.operands, rhs_indices=dataclasses.replace(
+        base.operands["rhs_indices"], values=(0, 0, 9))))
     msg = server.run(s.to_dict())
     assert "skip" in msg and "reference rejects" in msg["skip"]["reason"]
 

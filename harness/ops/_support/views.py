@@ -68,10 +68,11 @@ def laid_out(values, kind: str = "contiguous", dtype: str = "float32"):
     return tensor(v, dtype=dtype), v
 
 
-def draw_layout(draw, values, dtype: str):
+def draw_layout(draw, values, dtype: str, exclude=()):
     """(Tensor, logical value) in a drawn layout that can hold the shape (shrinks
-    towards contiguous)."""
-    kinds = tuple(k for k in LAYOUTS if applies(k, np.shape(values)))
+    towards contiguous); `exclude` names layouts the op cannot take (a broadcast
+    makes ties, say)."""
+    kinds = tuple(k for k in LAYOUTS if applies(k, np.shape(values)) and k not in exclude)
     return laid_out(values, draw(D.choice(kinds)), dtype)
 
 
