@@ -113,6 +113,23 @@ def campaign_verdict(want: set, rerun, seeds) -> tuple:
                   f"e.g. {varying[:1]}); every recorded one was found again, the absence of others is not shown")
 
 
+def _rerun(camp: dict, say) -> set:
+    """The signatures one run of the recorded campaign finds: every seed, the recorded ops,
+    dtypes and case budget, no database, time never a factor."""
+    from ..fuzz import campaign as C
+    from ..fuzz import targets
+    unknown = sorted(set(camp["ops"]) - set(targets.names()))
+    if unknown:
+        raise UsageError(f"the campaign fuzzed ops this package lacks: {', '.join(unknown)}")
+    found = set()
+    for seed in camp["seeds"]:
+        say(f"campaign: seed {seed}, {camp['max_cases']} cases")
+        result = C.run_single(camp["ops"], camp["device"], seed, 1e9, camp["max_cases"], "none",
+                              dtypes=camp["dtypes"])
+        found |= {f.signature for f in result["findings"]}
+    return found
+
+
 def wheel(files, name: str, args, say) -> tuple:
     """The C++ suite against this wheel: built (or reused), the recorded scenarios run again."""
     from ..core.scenario import Scenario

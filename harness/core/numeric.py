@@ -92,7 +92,8 @@ def richardson(fn, levels: int = LEVELS, kinks: bool = True) -> tuple:
     (halving with h), the jump in slope at a kink (not shrinking). Where
     |a(h_min)| > 3/4 |a(2 h_min)| and above the bound, the error is inf.
     `kinks=False` skips the test (one evaluation fewer) for an F known to be a
-    polynomial in t."""
+    polynomial in t; with one level there is no table to extrapolate, and the
+    error is the rounding term alone (exact only for such an F)."""
     table, scale, bends = [], 0.0, []
     centre = np.asarray(fn(0.0)) if kinks else None
     for k in range(levels):
@@ -108,8 +109,9 @@ def richardson(fn, levels: int = LEVELS, kinks: bool = True) -> tuple:
     rounding = 16 * np.finfo(np.float64).eps * scale / (H0 / 2 ** (levels - 1))
     value = table[-1][-1]
     with np.errstate(invalid="ignore"):
-        err = np.abs(value - table[-2][-1]) + rounding
-        kink = kinks & (bends[-1] > 0.75 * bends[-2]) & (bends[-1] > ACCURACY * (1.0 + np.abs(value)))
+        err = (np.abs(value - table[-2][-1]) if levels > 1 else 0.0) + rounding
+        kink = ((bends[-1] > 0.75 * bends[-2]) & (bends[-1] > ACCURACY * (1.0 + np.abs(value)))
+                if kinks and levels > 1 else False)
         return value, np.where(kink, np.inf, err)
 
 
@@ -140,13 +142,13 @@ def decided(value, err, what: str) -> np.ndarray:
     return value
 
 
-def directional(fn, what: str = "a directional derivative", *, polynomial: bool = False) -> np.ndarray:
+def directional(fn, what: str = "a directional derivative", *, quadratic: bool = False) -> np.ndarray:
     """dF/dt at t = 0 for F(t) -> array, within the stated bound (else ReferenceUndecided).
-    `polynomial`: F is a polynomial in t (a multilinear op, or its VJP, along a
-    line), so two levels suffice: up to degree 2 the central differences are
-    exact and the error estimate is rounding alone; a higher degree shows in the
-    estimate and is refused, as anything else beyond the bound."""
-    return decided(*richardson(fn, 2 if polynomial else LEVELS, kinks=not polynomial), what)
+    `quadratic`: F is a polynomial of degree <= 2 in t, which an op declared
+    `multilinear` promises for its forward along any line (and so, one degree
+    less, for its VJP): one central difference is then exact, and rounding is
+    the whole error (the same promise the finite-difference oracle relies on)."""
+    return decided(*richardson(fn, 1 if quadratic else LEVELS, kinks=not quadratic), what)
 
 
 def vjp_by_differences(forward, inputs: dict, g, wrt, *, analytic: bool = False) -> dict:

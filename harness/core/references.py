@@ -103,7 +103,7 @@ def directional(s, u: dict) -> np.ndarray:
     inputs = logical_inputs(s)
     with strict_complex():
         return numeric.directional(lambda t: s.info.reference(_along(inputs, u, t), s.params), "J u",
-                                   polynomial=s.info.multilinear)
+                                   quadratic=s.info.multilinear)
 
 
 def hvp(s, g, u: dict) -> dict:
@@ -119,7 +119,7 @@ def hvp(s, g, u: dict) -> dict:
         grads = s.info.reference_vjp(_along(inputs, u, t), g, s.params)
         return np.concatenate([np.ravel(grads[n]) for n in s.wrt] + [np.zeros(0)])
     with strict_complex():
-        both = numeric.directional(flat, "H u", polynomial=s.info.multilinear)
+        both = numeric.directional(flat, "H u", quadratic=s.info.multilinear)
     out, at = {}, 0
     for n in s.wrt:
         size = int(np.prod(shapes[n], dtype=np.int64))

@@ -102,6 +102,9 @@ class Files(dict):
     def __init__(self, files: dict):
         super().__init__(files)
         self.docs, self.problems, self.budget = {}, {}, Budget()
+        # After its hash is checked a JSON member is only read parsed: a caller that will not
+        # pack the files again (the validator, not `bundle`) may let go of the text.
+        self.release_text = False
 
     def doc(self, name: str):
         if name in self.docs or name in self.problems or name not in self:
@@ -112,6 +115,8 @@ class Files(dict):
             check_shape(name, sh)
             self.budget.take(name, sh)
             self.docs[name] = jsonio.loads(raw)
+            if self.release_text:
+                self[name] = b""
         except (ValueError, UnicodeDecodeError, RecursionError) as e:
             self.problems[name] = str(e) if isinstance(e, TooBig) else f"{name}: not strict JSON ({e})"
         return self.docs.get(name)

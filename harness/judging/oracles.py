@@ -71,8 +71,9 @@ BUILT_IN = (
                       "cached under $TMPDIR/mlx/<version>/cpu), about 150 for a cold catalog run (3 min)",
            ("compile",), ("fuzz", "gate", "validator"), f"{R}:compiled", rechecks.transformed,
            confirms=True),
-    Oracle("vmap", "mx.vmap of the VJP over two examples (cotangents g and -2 g, operands a stride-0 batch) "
-                   "against the float64 reference of each (status: vmap raises); one batched call, everywhere",
+    Oracle("vmap", "mx.vmap of the VJP over two examples (cotangents g and -2 g, operands stacked) against "
+                   "the float64 reference of each (status: vmap raises where the forward maps); one batched "
+                   "call, everywhere",
            ("vmap",), ("run", "fuzz", "gate", "validator"), f"{R}:vmapped", rechecks.transformed,
            confirms=True),
     Oracle("second_order", "the VJP of the VJP along a random u: H u and J u against float64 differences of "

@@ -55,6 +55,16 @@ MODULES = (
     # reductions, shapes, matmul, fft, search and the rest (issue 20)
     "shapes",
     "reduce",
+    "fft",
+    "matmul",
+    "addmm",
+    "argreduce",
+    "logcumsumexp",
+    "searchsorted",
+    "argsort",
+    "full",
+    "depends",
+    "custom",
 )
 
 _REGISTRY: dict = {}

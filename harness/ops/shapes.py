@@ -17,7 +17,11 @@ one expression. The MLX calls are ops/repro/shapes.py, one function per op.
 
 Slicing with a step that selects one element of a longer span (MLX issue
 #4444: Slice::vjp and Slice::vmap re-derive the span from a stored triple that
-no longer round-trips) has its own scenarios, "slicing/one_element/...".
+no longer round-trips) has its own scenarios, "slicing/one_element/..."; they
+pass on MLX 0.32.4. A related defect does show there: an empty slice with a
+negative step whose start lies before the axis (a[-3::-1] of two elements)
+keeps a start of -1 that Slice::vjp, ::jvp and ::vmap normalize a second time,
+so the VJP raises (".../defect/empty_negative_step").
 """
 from __future__ import annotations
 
@@ -195,6 +199,7 @@ def _rows_broadcast_to():
         ("both", {"a": (V((1, 3), 2), "contiguous")}, {"shape": [2, 4, 3]}, "a new axis and a widened one"),
         ("rank0", {"a": (V((), 3), "contiguous")}, {"shape": [2, 2]}, "a 0-d operand everywhere"),
         ("to_zero_size", {"a": (V((1, 3), 4), "contiguous")}, {"shape": [0, 3]}, "no copies: the gradient is 0"),
+        ("zero_size_operand", {"a": (V((0, 3)), "contiguous")}, {"shape": [2, 0, 3]}, ""),
         ("unchanged", {"a": (V((2, 3), 5), "strided")}, {"shape": [2, 3]}, "a broadcast to its own shape"),
         ("singleton_view", {"a": (V((2, 1), 6), "singleton")}, {"shape": [3, 2, 2]}, ""),
         ("reversed", {"a": (V((1, 3), 7), "reversed")}, {"shape": [2, 3]}, ""),
@@ -288,6 +293,7 @@ def _rows_split():
         ("empty_piece", {"a": (V((4, 2), 3), "strided")}, {"sections": [2, 2], "axis": 0, "pick": "reversed"},
          "repeated indices: an empty middle piece"),
         ("reversed_layout", {"a": (V((3, 2), 4), "reversed")}, {"sections": 3, "axis": 0, "pick": 2}, ""),
+        ("zero_size", {"a": (V((0, 4)), "contiguous")}, {"sections": 2, "axis": 1, "pick": "reversed"}, ""),
     ]
 
 
@@ -310,6 +316,11 @@ def _rows_slicing():
          "a[3:0:-5]: one element by a negative stride (MLX issue #4444)"),
         ("one_element/inner_axis", {"a": (V((2, 4), 8), "transposed")}, {"index": [[None, None], [2, None, 3]]},
          "a[:, 2::3] of a transposed view (MLX issue #4444)"),
+        ("defect/empty_negative_step", {"a": (np.array([1.0, 2.0]), "contiguous")}, {"index": [[-3, None, -1]]},
+         "a[-3::-1] of 2 elements is empty, but Slice stores start -1 and its VJP normalizes it again to 1: "
+         "the VJP raises"),
+        ("defect/empty_negative_step/zero_size", {"a": (V((2, 0)), "contiguous")}, {"index": [[-3, None, -2]]},
+         "found by the fuzzer on a zero-size operand"),
     ]
 
 
@@ -321,6 +332,7 @@ def _rows_contiguous():
         ("broadcast", {"a": (V((2, 3), 3), "broadcast")}, {"allow_col_major": True}, ""),
         ("reversed", {"a": (V((3, 2), 4), "reversed")}, {"allow_col_major": False}, ""),
         ("rank0", {"a": (V((), 5), "contiguous")}, {"allow_col_major": False}, ""),
+        ("zero_size", {"a": (V((0, 3)), "contiguous")}, {"allow_col_major": True}, ""),
     ]
 
 
@@ -549,11 +561,20 @@ def _reference_vjp(op: ShapeOp):
     return vjp
 
 
+# Known defects of MLX 0.32.4, by the catalog row that shows them. empty_negative_step: a
+# negative-step slice whose start lies before the axis (a[-3::-1] of 2 elements) is empty,
+# but Slice keeps the once-normalized start -1, and Slice::vjp (slice_update), ::jvp and
+# ::vmap (slice) normalize it again to n - 1: the VJP raises, the JVP and vmap select elements.
+TAGS = {"defect/empty_negative_step": ("empty_negative_step",),
+        "defect/empty_negative_step/zero_size": ("empty_negative_step",)}
+
+
 def _scenario(op: ShapeOp, row, dtype="float32", seed=0):
     name, specs, params, desc = row
     operands = {n: laid_out(v, lay, dtype)[0] for n, (v, lay) in specs.items()}
     return case(op.name, name if dtype == "float32" else f"{name}/{dtype}", operands, params,
-                reference=_reference(op), seed=seed, family="shape", desc=desc, fd=seed == 0)
+                reference=_reference(op), seed=seed, family="shape", desc=desc, fd=seed == 0,
+                tags=TAGS.get(name, ()) if op.name == "slicing" else ())
 
 
 def _scenarios(op: ShapeOp):

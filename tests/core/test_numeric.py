@@ -107,7 +107,7 @@ def test_a_kink_at_the_point_is_refused_not_averaged(kinked):
 
 def test_the_kink_test_leaves_smooth_and_polynomial_functions_alone():
     assert numeric.directional(lambda t: np.array([1.0 + t]) ** 3)[0] == pytest.approx(3.0)
-    assert numeric.directional(lambda t: np.array([1e-3 * t * t + t]), polynomial=True)[0] == pytest.approx(1.0)
+    assert numeric.directional(lambda t: np.array([1e-3 * t * t + t]), quadratic=True)[0] == pytest.approx(1.0)
     # a kink away from the point (farther than the largest step) is no kink here
     assert numeric.directional(lambda t: np.abs(np.array([1.0]) + t))[0] == pytest.approx(1.0)
 

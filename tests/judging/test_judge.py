@@ -106,7 +106,7 @@ def test_a_known_finding_covers_only_calls_with_at_least_its_features():
     assert not judge.covered(f"{head}__rank0", known)          # another corner: another defect
     assert not judge.covered(head, known)                      # the plain call fails too: new
     assert judge.covered(f"{head}__rank0", {head})             # a plain finding covers its corners
-    assert not judge.covered(f"op__grad-b__reference__wrong-value__plain__rank0", {head})
+    assert not judge.covered("op__grad-b__reference__wrong-value__plain__rank0", {head})
 
 
 def test_a_nondeterministic_vjp_within_tolerance_is_no_finding():

@@ -250,6 +250,20 @@ def test_a_patch_that_fixes_nothing_exits_1(fixture, capsys):
     assert code == 1
 
 
+def test_a_patch_that_breaks_what_pristine_passes_fails_naming_it(fixture, capsys):
+    """Negative control: the sorted path fixed, the unsorted one broken."""
+    root, src, build, project = fixture
+    wrong = root / "wrong.diff"
+    wrong.write_text("--- a/fix/apply.cpp\n+++ b/fix/apply.cpp\n@@ -5,2 +5,2 @@ int Op::apply(int i, bool sorted) const {\n"
+                     "-  if (sorted) return 2 * i + 1;\n-  return 2 * i;\n+  if (sorted) return 2 * i;\n"
+                     "+  return 2 * i + 7;\n")
+    code, out = run(root, project, src, build, patch=wrong)
+    text = capsys.readouterr().out
+    assert code == 1 and f"regressed: {NAMES[1]}" in text, text[-2000:]
+    rows = {r["scenario"]: r for r in json.loads((out / "comparison.json").read_text())["rows"]}
+    assert rows[NAMES[1]]["pristine"] == "pass" and rows[NAMES[1]]["patched"] == "fail"
+
+
 def test_not_a_checkout(fixture, capsys):
     root, src, build, project = fixture
     empty = root / "empty"

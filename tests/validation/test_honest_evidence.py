@@ -41,10 +41,24 @@ def campaign(tmp_path_factory):
 
 
 def _schemas_hold(root: Path) -> None:
+    """Every JSON file the command wrote follows its schema, by our checker and by the
+    jsonschema package (when installed)."""
+    try:
+        import jsonschema
+        import referencing
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None:
+        docs = {p.name: schema.document(p.name) for p in schema.SCHEMA_DIR.glob("*.schema.json")}
+        registry = referencing.Registry().with_resources(
+            [(d["$id"], referencing.Resource.from_contents(d)) for d in docs.values()])
     for p in sorted(root.rglob("*.json")):
         kind = evidence.kind_of(p.relative_to(root).as_posix())
         assert kind is not None, p
         assert schema.problem(kind.schema, strict.loads(p.read_bytes())) is None, p
+        if jsonschema is not None:
+            v = jsonschema.Draft202012Validator(docs[kind.schema], registry=registry)
+            assert [e.message for e in v.iter_errors(json.loads(p.read_text()))][:1] == [], p
 
 
 def test_a_campaign_follows_the_schemas_validates_and_replays(campaign):
@@ -182,6 +196,12 @@ def test_another_mlx_version_is_not_reproduced_here_unless_allowed(honest_run, t
     assert rc == 1 and "not reproduced here" in (out + err) and "0.26.2" in (out + err), out + err
     rc, out, err = cli("replay", d, "--allow-drift")
     assert rc == 0 and "drift (allowed)" in (out + err), out + err
+
+
+def test_a_run_follows_the_schemas_and_validates(honest_run):
+    _schemas_hold(honest_run)
+    rc, out, _ = cli("validate", honest_run, "--expect", "defects")
+    assert rc == 0 and "bound: the catalog under filter 'gmm/*'" in out, out
 
 
 def test_a_run_replays_three_times(honest_run):

@@ -24,14 +24,16 @@ def logical_inputs(operands: dict, integer=()) -> dict:
 
 
 def cotangent_for(y, seed: int, dtype: str, mode: str = "random"):
-    """A cotangent for output y: None (all ones), or distinct-ish small integers
-    (complex, with an imaginary part, where y is complex)."""
+    """A cotangent for output y: None (mode "ones"), or small integers ("random";
+    "positive"; "nonzero": no zero entry), complex where y is complex."""
     y = np.asarray(y)
     if mode == "ones":
         return None
     g = hashed_ints(y.shape, seed + 1, -4, 5)
     if mode == "positive":
         g = np.abs(g) + 1
+    elif mode == "nonzero":
+        g = np.where(g == 0, 5.0, g)
     if np.iscomplexobj(y):
         return tensor(g + 1j * hashed_ints(y.shape, seed + 2, -4, 5), dtype="complex64")
     return tensor(g, dtype="float32" if dtype == "complex64" else dtype)
@@ -50,16 +52,20 @@ def case(op: str, name: str, operands: dict, params: dict, *, reference, wrt=Non
                     description=desc)
 
 
-def retyped(s: Scenario, dtype: str, integer=()) -> Scenario:
-    """The same call in another floating dtype (small integers: exact in every one)."""
+def retyped(s: Scenario, dtype: str, integer=(), tags=()) -> Scenario:
+    """The same call in another floating dtype (small integers: exact in every one),
+    with the defect tags that bite there (none unless given)."""
     ops = {n: (t if n in integer else dataclasses.replace(t, dtype=dtype)) for n, t in s.operands.items()}
     cot = s.cotangent
     if cot is not None and cot.dtype != "complex64":
         cot = dataclasses.replace(cot, dtype=dtype)
-    return dataclasses.replace(s, name=f"{s.name}/{dtype}", operands=ops, cotangent=cot, fd_step=None)
+    return dataclasses.replace(s, name=f"{s.name}/{dtype}", operands=ops, cotangent=cot, fd_step=None,
+                               defect_tags=tuple(tags))
 
 
 def in_half_precision(scenarios, picks=2, integer=()) -> list:
-    """The first `picks` real scenarios again in float16 and bfloat16."""
-    real = [s for s in scenarios if all(t.dtype != "complex64" for t in s.operands.values())]
+    """The first `picks` real scenarios without known defects again in float16 and
+    bfloat16 (a defect seen by an oracle that skips half precision would not show)."""
+    real = [s for s in scenarios if all(t.dtype != "complex64" for t in s.operands.values())
+            and not s.defect_tags]
     return [retyped(s, d, integer) for s in real[:picks] for d in HALF]

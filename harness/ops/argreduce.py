@@ -1,0 +1,104 @@
+"""argmax and argmin: mx.argmax / mx.argmin(a, axis, keepdims), MLX's ArgReduce
+primitive, whose VJP is zeros (an integer output). Judged in two forms
+(_support/indices.py): "indices", the uint32 output itself (forward the indices,
+d a = 0), and "weighted", a * argmax(a, axis, keepdims=True) (d a = g * the
+indices: the product's gradient, plus nothing through the indices).
+
+Ties: the first of the tied extremes is the index (MLX's convention and numpy's);
+the weighted form holds it fixed, as MLX's zero VJP does. The ".../convention/..."
+scenarios sit at ties. The MLX calls are ops/repro/argreduce.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ._support import expression as E
+from ._support import indices as I
+from ._support.cases import case, in_half_precision, logical_inputs
+from ._support.views import draw_layout, draw_shape, laid_out
+
+FLOATS = ("float32", "float16", "bfloat16")
+
+
+def _index(fn):
+    def index(inp, params):
+        a, axis = np.asarray(inp["a"]), params.get("axis")
+        keep = params.get("form", "indices") == "weighted" or params.get("keepdims", False)
+        if a.ndim == 0:
+            return np.zeros(())
+        return fn(a, axis=axis, keepdims=keep)
+    return index
+
+
+def distinct(shape, seed):
+    n = int(np.prod(shape, dtype=np.int64))
+    return (np.random.RandomState(800 + seed).permutation(n) - n // 2).astype(np.float64).reshape(shape)
+
+
+TIES = np.array([[3.0, 1.0, 3.0], [2.0, 2.0, 2.0]])
+
+# (name, values, layout, params, description)
+ROWS = (
+    ("axis1", distinct((3, 4), 0), "contiguous", {"axis": 1}, ""),
+    ("all", distinct((3, 4), 1), "contiguous", {"axis": None}, "the flattened index"),
+    ("negative_axis_keepdims", distinct((2, 3, 4), 2), "contiguous", {"axis": -1, "keepdims": True}, ""),
+    ("rank0", distinct((), 3), "contiguous", {"axis": None}, "a 0-d operand: index 0"),
+    ("transposed", distinct((3, 4), 4), "transposed", {"axis": 0}, ""),
+    ("reversed", distinct((2, 4), 5), "reversed", {"axis": -1}, "a negative stride"),
+    ("convention/ties_first_index", TIES, "contiguous", {"axis": 1}, "ties: the first tied index (0 and 0)"),
+    ("weighted/axis1", distinct((3, 4), 6), "contiguous", {"axis": 1, "form": "weighted"}, ""),
+    ("weighted/all", distinct((2, 3), 7), "contiguous", {"axis": None, "form": "weighted"}, ""),
+    ("weighted/strided", distinct((2, 3), 8), "strided", {"axis": 0, "form": "weighted"}, ""),
+    ("weighted/broadcast", distinct((3, 4), 9), "broadcast", {"axis": -1, "form": "weighted"}, ""),
+    ("weighted/convention/ties_first_index", TIES, "contiguous", {"axis": 1, "form": "weighted"},
+     "ties: the first tied index, held fixed (MLX's zero VJP)"),
+)
+
+
+def _record(name: str, fn, sign: float) -> OpInfo:
+    index = _index(fn)
+    reference, reference_vjp = I.forward(index, "a"), I.vjp(index, "a")
+
+    def scenarios():
+        out = [case(name, row, {"a": laid_out(sign * v, lay)[0]}, params, reference=reference, seed=k,
+                    family="argreduce", desc=desc, fd=k == 8) for k, (row, v, lay, params, desc) in enumerate(ROWS)]
+        return out + in_half_precision(out, picks=1) + in_half_precision(out[8:], picks=1)
+
+    def error_inputs():   # MLX refuses any zero-size operand, even with lanes of length 3
+        return [case(name, "refused/zero_size", {"a": laid_out(np.zeros((0, 3)))[0]}, {"axis": 1},
+                     reference=lambda inp, params: np.zeros(0), family="argreduce",
+                     desc="a zero-size operand: MLX's forward refuses it, so must its VJP")]
+
+    def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+        dtype = draw(D.choice(tuple(d for d in dtypes if d != "complex64") or ("float32",)))
+        shape = draw_shape(draw, 0, 3, 4, zero=False)
+        values = distinct(shape, draw(D.irange(0, 2**16))) if draw(D.irange(0, 3)) else \
+            np.asarray(D.hashed_ints(shape, draw(D.irange(1, 2**16)), -1, 2))   # ties on purpose
+        params = {"axis": draw(D.choice((None,) + tuple(range(-len(shape), len(shape))))),
+                  "keepdims": bool(draw(D.irange(0, 1))), "form": draw(D.choice(I.FORMS))}
+        a = draw_layout(draw, values, dtype, exclude=("broadcast",))[0]
+        y = reference(logical_inputs({"a": a}), params)
+        cot, mode = D.cotangent(draw, np.shape(y), dtype)
+        return D.finish(Scenario(name="", op=name, operands={"a": a}, wrt=("a",), params=params, cotangent=cot,
+                                 family="argreduce", description=f"generated: a{shape} {params}, cotangent {mode}"))
+
+    def call_expression(params, names):
+        weighted = params.get("form", "indices") == "weighted"
+        call = E.call(f"mx.{name}", names["a"], axis=E.lit(params.get("axis")),
+                      keepdims=E.lit(True if weighted else params.get("keepdims", False)))
+        return I.expression(call, params, names, "a")
+
+    return OpInfo(
+        name=name, summary=f"mx.{name} (ArgReduce): its uint32 output, and a * the indices",
+        operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True,
+        mlx_call=f".ops.repro.argreduce:{name}", call_expression=call_expression,
+        primitives=("ArgReduce", "AsType", "Multiply", "Broadcast"), dtypes=FLOATS, scenarios=scenarios,
+        error_inputs=error_inputs,
+        strategy=fuzz_case,
+        rule="integer output: d a = 0 through the indices (the first tied extreme); weighted a * idx: d a = g * idx")
+
+
+OPS = (_record("argmax", np.argmax, 1.0), _record("argmin", np.argmin, -1.0))

@@ -1,0 +1,71 @@
+"""The FFTs (harness/ops/fft.py): the linear-adjoint VJP against float64
+differences (complex and real operands, complex and real outputs) and against
+numpy's own adjoint identities, planted wrong rules (norm ignored, the
+conjugate dropped, wrong only for a strided operand) caught by the catalog, and
+the pinned MLX verdicts: only irfft/irfftn with an odd output length fail (the
+JVP's length; FFT::jvp)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import needs_pinned_mlx
+from helpers import breadth as B
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.ops import fft as F
+
+NAMES = [t.name for t in F.TABLE]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_vjp_agrees_with_differences(name):
+    compared, wrong = B.against_differences(name)
+    assert compared >= 5 and wrong == [], (compared, wrong)
+
+
+def test_adjoint_identities():
+    """<g, fft(x)> = <ifft(g) n, x> (backward norm) and the rfft adjoint's halved bins."""
+    rng = np.random.RandomState(0)
+    x = rng.randn(6) + 1j * rng.randn(6)
+    g = rng.randn(6) + 1j * rng.randn(6)
+    d = ops.get("fft").reference_vjp({"a": x}, g, {})["a"]
+    assert np.allclose(d, 6 * np.fft.ifft(g))
+    xr, gr = rng.randn(6), rng.randn(4) + 1j * rng.randn(4)
+    d = ops.get("rfft").reference_vjp({"a": xr}, gr, {})["a"]
+    full = np.concatenate([gr, np.conj(gr[1:3][::-1])])   # a real input's gradient: Re(fft^H g), halved bins
+    assert np.allclose(d, np.real(6 * np.fft.ifft(np.concatenate([gr, np.zeros(2)]))))
+    assert d.dtype == np.float64 and full.shape == (6,)
+
+
+def test_irfft_ignores_the_imaginary_part_of_the_zero_and_nyquist_bins():
+    z = np.array([1 + 5j, 2 - 1j, 3 + 7j])
+    d = ops.get("irfft").reference_vjp({"a": z}, np.ones(4), {})["a"]
+    assert d[0].imag == 0 and d[2].imag == 0
+
+
+# --- planted wrong rules -----------------------------------------------------------------------------
+
+MUTANTS = {
+    ("fft", "norm_ignored"): lambda ctx: ctx.reference(norm="backward"),
+    ("rfft", "n_ignored"): lambda ctx: ctx.reference(n=None),
+    ("irfftn", "wrong_only_for_strided"): B.scaled_where(B.strided),
+    ("fftn", "plain"): B.scaled_where(lambda s, n: True, 0.5),
+    ("ifft", "wrong_only_in_float16"): B.scaled_where(B.in_dtype("float16")),
+}
+
+
+@pytest.mark.parametrize("key", sorted(MUTANTS))
+def test_mutant_is_caught(key):
+    assert B.first_order_caught(key[0], MUTANTS[key], first_only=True), key
+
+
+def test_the_true_rule_planted_the_same_way_passes():
+    assert B.first_order_control("rfft") == []
+
+
+@needs_pinned_mlx()
+@pytest.mark.parametrize("name", NAMES)
+def test_pinned_mlx_fails_exactly_the_tagged_scenarios(name):
+    failing, tagged = B.pinned_verdicts(name)
+    want = {"irfft": {"irfft/n_odd"}, "irfftn": {"irfftn/s_padded_truncated"}}.get(name, set())
+    assert failing == tagged == want, (failing, tagged)
