@@ -7,7 +7,7 @@ import sys
 
 from .. import __version__
 from ..core.errors import UsageError
-from . import bundle, catalog, fuzz, native, options, replay, run, validate, versions
+from . import bundle, catalog, coverage, fuzz, native, options, replay, run, validate, versions
 
 # name -> module, in the order `--help` lists them.
 SUBCOMMANDS = {
@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "bundle": bundle,
     "validate": validate,
     "replay": replay,
+    "coverage": coverage,
 }
 
 

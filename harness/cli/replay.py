@@ -159,7 +159,7 @@ def main(args) -> int:
         if _drift(ev.files, items, args.allow_drift, say):
             return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
         outcomes, ok = _records(items, args, say)
-        results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} records"))
+        results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
     from . import replay_native
     results += replay_native.others(ev, facts, kinds, args, say)
     return _verdict(results, [], say)
@@ -168,7 +168,7 @@ def main(args) -> int:
 def _verdict(results: list, refused: list, say) -> int:
     """The trust line, and the exit code."""
     ok = bool(results) and not refused and all(r[1] for r in results)
-    parts = "; ".join(f"{what}: {detail}{'' if good else ' NOT reproduced'}" for what, good, detail in results)
+    parts = "; ".join(f"{what}: {detail}" for what, good, detail in results)
     import mlx.core as mx
     where = f"mlx {mx.__version__} on {platform.system()} {platform.machine()}"
     if ok:

@@ -69,7 +69,8 @@ def versions(files, name: str, args, say) -> tuple:
         say(f"mlx {version} {pid}: recorded {was}, now {now}" + ("" if same else "  NOT reproduced"))
     bad = sum(not c[4] for c in cells)
     ok = not bad and not notes
-    return "versions", ok, f"{len(cells) - bad} of {len(cells)} cells" + (f", {len(notes)} not replayable" if notes else "")
+    return "versions", ok, f"{len(cells) - bad} of {len(cells)} cells reproduced" + (
+        f", {len(notes)} not replayable" if notes else "")
 
 
 CAMPAIGN_RUNS = 3   # at most: a campaign whose MLX outcomes vary is run again to tell which
@@ -154,7 +155,7 @@ def wheel(files, name: str, args, say) -> tuple:
             bad += 1
             say(f"{rec['scenario']}: NOT reproduced: {'; '.join(problems)[:300]}")
     n = len(data["records"])
-    return f"native {name}", not bad, f"{n - bad} of {n} records"
+    return f"native {name}", not bad, f"{n - bad} of {n} records reproduced"
 
 
 def _native_run(binary, scenarios: list) -> dict:

@@ -188,6 +188,10 @@ def print_replay(outcomes: list) -> None:
         t.add_row(escape(o.item.name), escape(o.item.device), escape(o.item.recorded.get("status")),
                   escape(now), cell)
     c.print(t)
+    for o in outcomes:   # one plain line each, whatever the table folded
+        if not o.reproduced:
+            c.print(escape(f"NOT reproduced: {o.item.name} on {o.item.device}: {'; '.join(o.problems)}"),
+                    soft_wrap=True)
     bad = sum(not o.reproduced for o in outcomes)
     c.print(f"{len(outcomes) - bad} of {len(outcomes)} records reproduced" + (f"; {bad} did not" if bad else ""))
 

@@ -22,7 +22,7 @@ re-derived from the scenario too, never read from the record.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,9 @@ class Context:
     record: dict
     by_name: dict         # the record's checks by name
     forward_ok: bool      # MLX's recorded forward agrees with the recomputed reference
+    # Re-derivations its checks share (the accumulation bound, J u and H u per seed),
+    # computed once per record.
+    memo: dict = field(default_factory=dict, compare=False)
 
     def tolerance(self, kind: str = "reference") -> tuple:
         return checks.tolerance(self.scenario.dtype, kind)
@@ -134,24 +137,19 @@ def _kind_problems(c: dict, kind: str) -> list:
     return [] if c.get("kind") == kind else [f"kind {c.get('kind')!r} is not {kind!r}"]
 
 
-_MEMO: dict = {}
-
-
-def _memo(key, fn):
-    """One re-derivation per scenario (and direction) while it is among the last few."""
-    if key not in _MEMO:
-        if len(_MEMO) > 64:
-            _MEMO.pop(next(iter(_MEMO)))
+def _memo(ctx: Context, key, fn):
+    """One re-derivation per record and key; ReferenceUndecided is kept as the value."""
+    if key not in ctx.memo:
         try:
-            _MEMO[key] = fn()
+            ctx.memo[key] = fn()
         except numeric.ReferenceUndecided as e:
-            _MEMO[key] = e
-    return _MEMO[key]
+            ctx.memo[key] = e
+    return ctx.memo[key]
 
 
 def accumulation(ctx: Context) -> dict:
     """The half-precision accumulation records, re-derived from the scenario."""
-    got = _memo(("acc", id(ctx.expected)), lambda: references.accumulation(ctx.scenario, ctx.expected))
+    got = _memo(ctx, ("acc",), lambda: references.accumulation(ctx.scenario, ctx.expected))
     return {} if isinstance(got, Exception) else got
 
 
@@ -229,13 +227,12 @@ def directional(c: dict, ctx: Context) -> tuple:
         u = _direction(c, ctx)
     except (ValueError, TypeError) as e:
         return [str(e)], dict(c, passed=False)
-    key = ("u", id(ctx.expected), c["seed"])
     name = c["name"]
     if name in ("jvp:forward", "second:cotangent"):
-        want = _memo(key + ("ju",), lambda: references.directional(ctx.scenario, u))
+        want = _memo(ctx, ("ju", c["seed"]), lambda: references.directional(ctx.scenario, u))
     elif name.startswith("second:") and name[7:] in ctx.scenario.wrt:
         g = references.cotangent(ctx.scenario, ctx.expected["forward"])
-        want = _memo(key + ("hu",), lambda: references.hvp(ctx.scenario, g, u))
+        want = _memo(ctx, ("hu", c["seed"]), lambda: references.hvp(ctx.scenario, g, u))
         want = want if isinstance(want, Exception) else want[name[7:]]
     else:
         return [f"{name!r} names no directional value"], dict(c, passed=False)

@@ -52,6 +52,7 @@ MODULES = (
     # elementwise, comparison and logical ops (issue 20, table-driven)
     "elementwise",
     "binary",
+    "comparison",
     # reductions, shapes, matmul, fft, search and the rest (issue 20)
     "shapes",
     "reduce",

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2   # the layout of the cached files (a change rebuilds them)
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -84,16 +84,19 @@ def _folder() -> Path:
 
 
 def _save(table: Table, path: Path) -> None:
-    """index.json + values.npy, written beside and renamed: a reader sees all or nothing."""
-    layout, parts, offset = [], [], 0
+    """index.json + one .npy of real and one of complex values, written beside and renamed:
+    a reader sees all or nothing. Each array keeps its own dtype and shape."""
+    layout, parts, offsets = [], {"real": [], "complex": []}, {"real": 0, "complex": 0}
     for key, arrays in table.expected.items():
         for name, a in arrays.items():
-            layout.append([key, name, offset, list(a.shape)])
-            parts.append(a.ravel())
-            offset += a.size
+            buf = "complex" if np.iscomplexobj(a) else "real"
+            layout.append([key, name, buf, offsets[buf], list(a.shape), a.dtype.str])
+            parts[buf].append(a.ravel())
+            offsets[buf] += a.size
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".table-", dir=path.parent))
-    np.save(tmp / "values.npy", np.concatenate(parts) if parts else np.zeros(0))
+    for buf, dtype in (("real", np.float64), ("complex", np.complex128)):
+        np.save(tmp / f"{buf}.npy", np.concatenate(parts[buf]).astype(dtype) if parts[buf] else np.zeros(0, dtype))
     (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "digest": table.digest, "names": table.names,
                                                 "hashes": table.hashes, "layout": layout}))
     try:
@@ -106,13 +109,13 @@ def _save(table: Table, path: Path) -> None:
 
 def _load(path: Path) -> Table:
     index = json.loads((path / "index.json").read_text())
-    values = np.load(path / "values.npy", allow_pickle=False)
     if index.get("format") != FORMAT:
         raise ValueError("another format")
+    bufs = {b: np.load(path / f"{b}.npy", allow_pickle=False) for b in ("real", "complex")}
     exp = {}
-    for key, name, offset, shape in index["layout"]:
+    for key, name, buf, offset, shape, dtype in index["layout"]:
         n = int(np.prod(shape, dtype=np.int64))
-        exp.setdefault(key, {})[name] = values[offset:offset + n].reshape(shape)
+        exp.setdefault(key, {})[name] = bufs[buf][offset:offset + n].reshape(shape).astype(np.dtype(dtype))
     return Table(index["digest"], index["names"], index["hashes"], exp)
 
 

@@ -1,0 +1,403 @@
+"""Comparisons, logical ops, bitwise ops and select: one OpInfo per MLX primitive,
+from one table (COMPARE) plus bitwise and where.
+
+A comparison's own VJP is zero (MLX's Equal::vjp ... LessEqual::vjp return zeros,
+so do LogicalAnd/Or/Not and BitwiseBinary), so each is tested as MLX uses it:
+inside a differentiable graph. The "select" form differentiates
+where(cond(a, b), a, -b): the Select primitive routes g to a where the condition
+holds and -g to b elsewhere, and the comparison's VJP runs on the way (MLX
+calls it with the condition's cotangent). The "own" form differentiates the
+condition itself (a bool output): its gradients must be zero, and the
+broadcast catalog form checks they come back in each operand's shape. The
+logical ops compare with 0 first (logical_and(a > 0, b > 0)), as real code
+does; bitwise ops run on the operands cast to int32 and cast the result back
+(bitwise_and(int(a), int(b)) as a float: piecewise constant, gradient 0).
+`where` is Select with a fixed bool mask (an integer operand).
+
+Values never tie (a from the integers, b from the half-integers; the logical
+ops' operands 1/2 from 0; bitwise operands 1/2 from every integer, where the
+cast jumps). At a tie the select form jumps (a on one side, -b on the other),
+so only the branch MLX's forward picked has a derivative: the references give
+g to the branch the condition picks, and the catalog runs the ties as
+".../convention/..." scenarios. MLX's calls are ops/repro/comparison.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..core import draw as D
+from ..core.opinfo import OpInfo
+from ..core.scenario import Scenario
+from ..core.tensors import integer_tensor, tensor
+from ._support import elementwise as W
+from ._support.elementwise import Domain
+
+FLOATS = ("float32", "float16", "bfloat16")
+REPRO = ".ops.repro.comparison"
+# A defect class found by this table (see the Findings table): NotEqual::vmap returns the
+# input axes instead of the output's, so under vmap with a unbatched and b batched the
+# output is taken as unbatched (the VJP for b comes back in the broadcast shape).
+NOT_EQUAL_VMAP = "not_equal_vmap_out_axes"
+FORMS_OF_CALL = ("select", "own")
+INTEGERS = Domain(-3.0, 3.0, ("halves",), margin=0.5)        # -3..3
+HALVES = Domain(-3.5, 3.5, ("integers",), margin=0.5)        # -3.5..3.5, never an integer
+NONZERO = Domain(-3.0, 3.0, ("zero",), margin=0.5)           # the logical ops compare with 0
+
+
+@dataclass(frozen=True)
+class Compare:
+    # Identity: the op's name, the MLX condition over operand names {a} and {b} (one
+    # expression), the primitives its calls exercise.
+    name: str
+    condition: str
+    primitives: tuple
+    # The condition in float64: cond(a, b) -> bool array (numpy, broadcasting).
+    cond: Callable
+    rule: str
+    # Where the operands' values come from; logical_not reads a alone (b only in "select").
+    a: Domain = INTEGERS
+    b: Domain = HALVES
+    unary: bool = False
+    # The ties (or zeros): (a values, b values), where the condition decides alone.
+    ties: tuple = ([1.0, -2.0, 0.5, 3.0], [1.0, -2.0, 0.5, 3.0])
+    # Defect class of the calls that differentiate b alone (so that under vmap a is not
+    # batched and b is), where MLX 0.32.4 is known wrong there.
+    b_alone_defect: str = ""
+
+    def __post_init__(self):
+        if "{a}" not in self.condition or (("{b}" in self.condition) == self.unary):
+            raise ValueError(f"Compare {self.name!r}: field condition must use {{a}}, and {{b}} unless unary")
+        if len(self.ties) != 2 or len(self.ties[0]) != len(self.ties[1]):
+            raise ValueError(f"Compare {self.name!r}: field ties holds two value lists of one length")
+
+
+def _cmp(name):
+    return dict(condition=f"mx.{name}({{a}}, {{b}})", primitives=(_PRIM[name], "Select", "Negative", "Broadcast"))
+
+
+_PRIM = {"equal": "Equal", "not_equal": "NotEqual", "greater": "Greater", "greater_equal": "GreaterEqual",
+         "less": "Less", "less_equal": "LessEqual"}
+_ZEROS = ([0.0, 1.0, -1.0, 0.0], [1.0, 0.0, 2.0, 0.0])
+
+COMPARE = (
+    Compare("equal", cond=np.equal, rule="where(a == b, a, -b): (g, 0) where equal, (0, -g) elsewhere; "
+            "d(a == b) = 0", **_cmp("equal")),
+    Compare("not_equal", cond=np.not_equal, rule="where(a != b, a, -b): (g, 0) where different, else (0, -g); "
+            "d(a != b) = 0", b_alone_defect=NOT_EQUAL_VMAP, **_cmp("not_equal")),
+    Compare("greater", cond=np.greater, rule="where(a > b, a, -b): (g, 0) where a > b, else (0, -g) "
+            "(ties: -b); d(a > b) = 0", **_cmp("greater")),
+    Compare("greater_equal", cond=np.greater_equal, rule="where(a >= b, a, -b): (g, 0) where a >= b, else "
+            "(0, -g) (ties: a); d(a >= b) = 0", **_cmp("greater_equal")),
+    Compare("less", cond=np.less, rule="where(a < b, a, -b): (g, 0) where a < b, else (0, -g) (ties: -b); "
+            "d(a < b) = 0", **_cmp("less")),
+    Compare("less_equal", cond=np.less_equal, rule="where(a <= b, a, -b): (g, 0) where a <= b, else (0, -g) "
+            "(ties: a); d(a <= b) = 0", **_cmp("less_equal")),
+    Compare("logical_and", "mx.logical_and({a} > 0, {b} > 0)", ("LogicalAnd", "Greater", "Select", "Negative"),
+            lambda a, b: (a > 0) & (b > 0), "where(a > 0 and b > 0, a, -b): (g, 0) where both are positive, "
+            "else (0, -g); the condition's gradient is 0", a=NONZERO, b=NONZERO, ties=_ZEROS),
+    Compare("logical_or", "mx.logical_or({a} > 0, {b} > 0)", ("LogicalOr", "Greater", "Select", "Negative"),
+            lambda a, b: (a > 0) | (b > 0), "where(a > 0 or b > 0, a, -b): (g, 0) where either is positive, "
+            "else (0, -g); the condition's gradient is 0", a=NONZERO, b=NONZERO, ties=_ZEROS),
+    Compare("logical_not", "mx.logical_not({a} > 0)", ("LogicalNot", "Greater", "Select", "Negative"),
+            lambda a, b: ~(a > 0), "where(not a > 0, a, -b): (g, 0) where a <= 0, else (0, -g); the "
+            "condition's gradient is 0", a=NONZERO, b=NONZERO, unary=True, ties=_ZEROS),
+)
+
+
+# --- reference: the select form where(cond, a, -b), or the condition itself ----------------------
+
+def _operands(inp):
+    a = np.asarray(inp["a"])
+    return a, (np.asarray(inp["b"]) if "b" in inp else None)
+
+
+def reference_of(row: Compare):
+    def reference(inp, params):
+        a, b = _operands(inp)
+        c = row.cond(a, a if b is None else b)
+        if params.get("form") == "own":
+            return np.asarray(c, dtype=np.float64)
+        return np.where(c, a, -b)
+    return reference
+
+
+def reference_vjp_of(row: Compare):
+    def reference_vjp(inp, g, params):
+        a, b = _operands(inp)
+        g = np.asarray(g)
+        if params.get("form") == "own":
+            out = {"a": np.zeros(a.shape)}
+            return out if b is None else dict(out, b=np.zeros(b.shape))
+        c = np.broadcast_to(row.cond(a, b), g.shape)
+        return {"a": W.unbroadcast(np.where(c, g, 0.0), a.shape), "b": W.unbroadcast(np.where(c, 0.0, -g), b.shape)}
+    return reference_vjp
+
+
+# --- catalog ---------------------------------------------------------------------------------------
+
+# (name, form, (a shape, a layout), (b shape, b layout), dtype, wrt, all-ones cotangent)
+FORMS = (
+    ("rank0", "select", ((), "contiguous"), ((), "contiguous"), "float32", ("a", "b"), False),
+    ("rank1", "select", ((5,), "contiguous"), ((5,), "contiguous"), "float32", ("a", "b"), True),
+    ("strided_reversed/wrt_a", "select", ((3, 4), "strided_reversed"), ((3, 4), "reversed"), "float32", ("a",),
+     False),
+    ("broadcast_singleton", "select", ((3, 1, 4), "broadcast_singleton"), ((2, 4), "contiguous"), "float32",
+     ("a", "b"), False),
+    ("empty", "select", ((0, 3), "contiguous"), ((0, 3), "transposed"), "float32", ("a", "b"), False),
+    ("float16/rank3/transposed", "select", ((2, 3, 4), "transposed"), ((2, 3, 4), "contiguous"), "float16",
+     ("a", "b"), False),
+    ("bfloat16/strided/wrt_b", "select", ((3, 4), "strided"), ((4,), "contiguous"), "bfloat16", ("b",), False),
+    ("own/broadcast/wrt_b", "own", ((3, 1), "contiguous"), ((4,), "strided"), "float32", ("b",), False),
+)
+
+
+def _values(domain: Domain, seed: int):
+    return lambda shape: domain.values(shape, seed)
+
+
+def _scenario(row, name, operands, wrt, cot, form, desc) -> Scenario:
+    tags = (row.b_alone_defect,) if row.b_alone_defect and tuple(wrt) == ("b",) else ()
+    return Scenario(name=f"compare/{row.name}/{name}", op=row.name, operands=operands, wrt=tuple(wrt),
+                    params={"form": form}, cotangent=cot, family="compare", defect_tags=tags, description=desc)
+
+
+def form_case(row: Compare, k: int, form) -> Scenario:
+    name, call_form, (sa, ka), (sb, kb), dtype, wrt, ones = form
+    a = W.operand(_values(row.a, 301 + k), sa, ka, dtype)
+    operands, shape = {"a": a}, tuple(sa)
+    if not (row.unary and call_form == "own"):
+        operands["b"] = W.operand(_values(row.b, 331 + k), sb, kb, dtype)
+        shape = tuple(np.broadcast_shapes(tuple(sa), tuple(sb)))
+    wrt = tuple(w for w in wrt if w in operands) or ("a",)
+    cot = None if ones else W.cotangent_tensor(shape, 361 + k, dtype)
+    return _scenario(row, name, operands, wrt, cot, call_form, f"{call_form}: a {ka} {sa}, b {kb} {sb}, {dtype}")
+
+
+def scenarios_of(row: Compare):
+    def scenarios() -> list:
+        out = [form_case(row, k, form) for k, form in enumerate(FORMS)]
+        a, b = (tensor(v) for v in row.ties)
+        out.append(_scenario(row, "convention/ties", {"a": a, "b": b}, ("a", "b"),
+                             W.cotangent_tensor((len(row.ties[0]),), 9, "float32"), "select",
+                             "at ties (zeros for the logical ops) the select form jumps: g goes to the branch "
+                             "the condition picks"))
+        return out
+    return scenarios
+
+
+# --- fuzz strategy ---------------------------------------------------------------------------------
+
+def draw_operand(draw, domain, shape, dtype) -> tuple:
+    """(Tensor, its shape): broadcasting to `shape` (never to a zero-size output: the
+    note in binary.py), in a drawn layout."""
+    own = shape if 0 in shape else D.broadcast_variant(draw, shape)
+    kind = draw(D.choice(W.LAYOUTS))
+    kind = kind if W.layout_possible(kind, own) else "contiguous"
+    return W.operand(_values(domain, draw(D.irange(0, 2**16))), own, kind, dtype), own
+
+
+def strategy_of(row: Compare):
+    def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+        dtype = draw(D.choice(tuple(d for d in dtypes if d != W.COMPLEX) or ("float32",)))
+        form = draw(D.choice(FORMS_OF_CALL))
+        shape = W.draw_shape(draw)
+        a, sa = draw_operand(draw, row.a, shape, dtype)
+        operands, out = {"a": a}, sa
+        if not (row.unary and form == "own"):
+            operands["b"], sb = draw_operand(draw, row.b, shape, dtype)
+            out = tuple(np.broadcast_shapes(sa, sb))
+        wrt = draw(D.choice(tuple(D.nonempty_subsets(tuple(operands)))))
+        cot, mode = W.draw_cotangent(draw, out, dtype)
+        return W.finish(Scenario(name="", op=row.name, operands=operands, wrt=wrt, params={"form": form},
+                                 cotangent=cot, family="compare",
+                                 description=f"generated: {form}, {dtype}, output {out}, cotangent {mode}"))
+    return fuzz_case
+
+
+def call_expression_of(row: Compare):
+    def call_expression(params, names) -> str:
+        cond = row.condition.format(a=names["a"], b=names.get("b", ""))
+        if params.get("form") == "own":
+            return cond
+        return f"mx.where({cond}, {names['a']}, -{names['b']})"
+    return call_expression
+
+
+def opinfo(row: Compare) -> OpInfo:
+    return OpInfo(
+        name=row.name, summary=f"{row.condition.format(a='a', b='b')}: inside where(., a, -b) and on its own",
+        operands=("a", "b"), differentiable=("a", "b"), optional_operands=("b",) if row.unary else (),
+        reference=reference_of(row), reference_vjp=reference_vjp_of(row), exact=True, rule=row.rule,
+        mlx_call=f"{REPRO}:{row.name}_call", call_expression=call_expression_of(row),
+        scenarios=scenarios_of(row), strategy=strategy_of(row), primitives=row.primitives, dtypes=FLOATS)
+
+
+# --- bitwise: on the operands cast to int32, the result cast back -----------------------------------
+
+BITWISE = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+           "left_shift": np.left_shift, "right_shift": np.right_shift}
+BITWISE_MX = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+              "left_shift": "left_shift", "right_shift": "right_shift"}
+WORDS = Domain(-7.5, 7.5, ("integers",), margin=0.5)        # +-0.5 .. +-7.5: the cast truncates
+SHIFTS = Domain(0.5, 3.5, ("integers",), margin=0.5)        # shift amounts 0..3
+
+
+def _ints(x) -> np.ndarray:
+    return np.trunc(np.asarray(x, dtype=np.float64)).astype(np.int32)
+
+
+def bitwise_reference(inp, params):
+    return BITWISE[params["fn"]](_ints(inp["a"]), _ints(inp["b"])).astype(np.float64)
+
+
+def bitwise_reference_vjp(inp, g, params):
+    """Piecewise constant in both operands (the casts truncate): gradient 0."""
+    return {"a": np.zeros(np.shape(inp["a"])), "b": np.zeros(np.shape(inp["b"]))}
+
+
+def _shift(fn) -> bool:
+    return fn.endswith("shift")
+
+
+# (name, fn, (a shape, layout), (b shape, layout), dtype)
+BITWISE_FORMS = (
+    ("and/rank0", "and", ((), "contiguous"), ((), "contiguous"), "float32"),
+    ("or/rank1", "or", ((5,), "contiguous"), ((5,), "reversed"), "float32"),
+    ("xor/strided_reversed", "xor", ((3, 4), "strided_reversed"), ((3, 4), "transposed"), "float32"),
+    ("left_shift/broadcast", "left_shift", ((3, 1, 4), "broadcast_singleton"), ((4,), "contiguous"), "float32"),
+    ("right_shift/float16", "right_shift", ((3, 4), "transposed"), ((3, 4), "strided"), "float16"),
+    ("and/bfloat16", "and", ((3, 4), "strided"), ((3, 4), "contiguous"), "bfloat16"),
+    ("or/empty", "or", ((0, 3), "contiguous"), ((0, 3), "contiguous"), "float32"),
+)
+
+
+def bitwise_scenarios() -> list:
+    out = []
+    for k, (name, fn, (sa, ka), (sb, kb), dtype) in enumerate(BITWISE_FORMS):
+        a = W.operand(_values(WORDS, 401 + k), sa, ka, dtype)
+        b = W.operand(_values(SHIFTS if _shift(fn) else WORDS, 431 + k), sb, kb, dtype)
+        cot = W.cotangent_tensor(tuple(np.broadcast_shapes(tuple(sa), tuple(sb))), 461 + k, dtype)
+        out.append(Scenario(name=f"compare/bitwise/{name}", op="bitwise", operands={"a": a, "b": b},
+                            wrt=("a", "b"), params={"fn": fn}, cotangent=cot, family="compare",
+                            description=f"{fn} of the int32 casts: a {ka} {sa}, b {kb} {sb}, {dtype}"))
+    return out
+
+
+def bitwise_fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(tuple(d for d in dtypes if d != W.COMPLEX) or ("float32",)))
+    fn = draw(D.choice(tuple(BITWISE)))
+    shape = W.draw_shape(draw)
+    a, sa = draw_operand(draw, WORDS, shape, dtype)
+    b, sb = draw_operand(draw, SHIFTS if _shift(fn) else WORDS, shape, dtype)
+    wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "b")))))
+    cot, mode = W.draw_cotangent(draw, tuple(np.broadcast_shapes(sa, sb)), dtype)
+    return W.finish(Scenario(name="", op="bitwise", operands={"a": a, "b": b}, wrt=wrt, params={"fn": fn},
+                             cotangent=cot, family="compare",
+                             description=f"generated: {fn}, {dtype}, a {sa}, b {sb}, cotangent {mode}"))
+
+
+def _bitwise_expression(params, names) -> str:
+    a, b = names["a"], names["b"]
+    return f"mx.{BITWISE_MX[params['fn']]}({a}.astype(mx.int32), {b}.astype(mx.int32)).astype({a}.dtype)"
+
+
+BITWISE_OP = OpInfo(
+    name="bitwise", summary="bitwise and/or/xor/shifts of the int32 casts, cast back: BitwiseBinary in a graph",
+    operands=("a", "b"), differentiable=("a", "b"), reference=bitwise_reference,
+    reference_vjp=bitwise_reference_vjp, exact=True,
+    rule="fn(int(a), int(b)) cast back to float is piecewise constant: gradient 0",
+    mlx_call=f"{REPRO}:bitwise_call", call_expression=_bitwise_expression, scenarios=bitwise_scenarios,
+    strategy=bitwise_fuzz_case, primitives=("BitwiseBinary", "AsType", "Broadcast"), dtypes=FLOATS)
+
+
+# --- where: Select with a fixed bool mask ----------------------------------------------------------
+
+def where_reference(inp, params):
+    return np.where(np.asarray(inp["mask"]) != 0, np.asarray(inp["a"]), np.asarray(inp["b"]))
+
+
+def where_reference_vjp(inp, g, params):
+    a, b, g = np.asarray(inp["a"]), np.asarray(inp["b"]), np.asarray(g)
+    m = np.broadcast_to(np.asarray(inp["mask"]) != 0, g.shape)
+    return {"a": W.unbroadcast(np.where(m, g, 0.0), a.shape), "b": W.unbroadcast(np.where(m, 0.0, g), b.shape)}
+
+
+def _mask(shape, seed, fill=None):
+    vals = np.full(shape, fill) if fill is not None else D.hashed_ints(shape, seed, 0, 2)
+    return integer_tensor(vals, "bool")
+
+
+# (name, (mask shape, constant mask value or None), (a shape, layout), (b shape, layout), dtype, wrt)
+WHERE_FORMS = (
+    ("rank0", ((), None), ((), "contiguous"), ((), "contiguous"), "float32", ("a", "b")),
+    ("rank1", ((5,), None), ((5,), "reversed"), ((5,), "contiguous"), "float32", ("a", "b")),
+    ("broadcast", ((3, 1), None), ((4,), "contiguous"), ((), "contiguous"), "float32", ("a", "b")),
+    ("strided_reversed", ((3, 4), None), ((3, 4), "strided_reversed"), ((3, 4), "transposed"), "float32",
+     ("a", "b")),
+    ("singleton", ((1, 4), None), ((3, 1, 4), "broadcast_singleton"), ((3, 1, 4), "singleton"), "float32",
+     ("a", "b")),
+    ("empty", ((0, 3), None), ((0, 3), "contiguous"), ((0, 3), "contiguous"), "float32", ("a", "b")),
+    ("all_true/wrt_b", ((3, 4), 1), ((3, 4), "contiguous"), ((3, 4), "strided"), "float32", ("b",)),
+    ("float16", ((3, 4), None), ((3, 4), "transposed"), ((3, 4), "contiguous"), "float16", ("a", "b")),
+    ("bfloat16", ((4,), None), ((3, 4), "strided"), ((3, 4), "contiguous"), "bfloat16", ("a", "b")),
+    ("complex64", ((3, 4), None), ((3, 4), "reversed"), ((3, 4), "transposed"), W.COMPLEX, ("a", "b")),
+)
+PLAIN = Domain(-3.0, 3.0)
+
+
+def _where_values(seed, dtype):
+    if dtype == W.COMPLEX:
+        return lambda shape: W.complex_values(shape, seed)
+    return _values(PLAIN, seed)
+
+
+def where_scenarios() -> list:
+    out = []
+    for k, (name, (sm, fill), (sa, ka), (sb, kb), dtype, wrt) in enumerate(WHERE_FORMS):
+        m = _mask(sm, 501 + k, fill)
+        a = W.operand(_where_values(531 + k, dtype), sa, ka, dtype)
+        b = W.operand(_where_values(561 + k, dtype), sb, kb, dtype)
+        shape = tuple(np.broadcast_shapes(tuple(m.shape), tuple(sa), tuple(sb)))
+        out.append(Scenario(name=f"compare/where/{name}", op="where", operands={"mask": m, "a": a, "b": b},
+                            wrt=wrt, cotangent=W.cotangent_tensor(shape, 591 + k, dtype), family="compare",
+                            description=f"mask {m.shape}, a {ka} {sa}, b {kb} {sb}, {dtype}"))
+    return out
+
+
+def where_fuzz_case(draw, dtypes=("float32",)) -> Scenario:
+    dtype = draw(D.choice(tuple(dtypes)))
+    shape = W.draw_shape(draw)
+    a, sa = _where_operand(draw, shape, dtype)
+    b, sb = _where_operand(draw, shape, dtype)
+    mshape = shape if 0 in shape else D.broadcast_variant(draw, shape)
+    m = _mask(mshape, draw(D.irange(1, 2**16)))
+    wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "b")))))
+    cot, mode = W.draw_cotangent(draw, tuple(np.broadcast_shapes(mshape, sa, sb)), dtype)
+    return W.finish(Scenario(name="", op="where", operands={"mask": m, "a": a, "b": b}, wrt=wrt, cotangent=cot,
+                             family="compare",
+                             description=f"generated: mask {mshape}, a {sa}, b {sb}, {dtype}, cotangent {mode}"))
+
+
+def _where_operand(draw, shape, dtype) -> tuple:
+    own = shape if 0 in shape else D.broadcast_variant(draw, shape)
+    kind = draw(D.choice(W.LAYOUTS))
+    kind = kind if W.layout_possible(kind, own) else "contiguous"
+    return W.operand(_where_values(draw(D.irange(0, 2**16)), dtype), own, kind, dtype), own
+
+
+WHERE = OpInfo(
+    name="where", summary="mx.where(mask, a, b): the Select primitive with a fixed mask, broadcasting",
+    operands=("mask", "a", "b"), differentiable=("a", "b"), integer_operands=("mask",),
+    reference=where_reference, reference_vjp=where_reference_vjp, exact=True, multilinear=True,
+    rule="where(m, a, b): g to a where m holds, to b elsewhere, summed over broadcast axes",
+    mlx_call=f"{REPRO}:where_call",
+    call_expression=lambda params, names: f"mx.where(mx.array({names['mask']}).astype(mx.bool_), "
+                                          f"{names['a']}, {names['b']})",
+    scenarios=where_scenarios, strategy=where_fuzz_case, primitives=("Select", "Broadcast"), dtypes=FLOATS,
+    complex=True)
+
+
+OPS = tuple(opinfo(row) for row in COMPARE) + (BITWISE_OP, WHERE)
