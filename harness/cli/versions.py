@@ -53,7 +53,8 @@ def _check_versions(args):
 
 
 def _say(msg: str) -> None:
-    print(f"mlx-vjpcheck versions: {msg}", file=sys.stderr, flush=True)
+    from ..evidence.text import visible
+    print(visible(f"mlx-vjpcheck versions: {msg}"), file=sys.stderr, flush=True)
 
 
 def choose_releases(provider, args, root) -> list:

@@ -304,7 +304,8 @@ def divmod_scenarios() -> list:
         for part, label in ((1, "remainder"), (0, "quotient")):
             if part == 0 and form[0] not in ("rank0", "rank1", "broadcast_singleton", "float16/transposed"):
                 continue
-            s = form_case(DIVMOD_PARTS[part], k, form, {"part": part}, DIVMOD_REMAINDER if part else "")
+            tag = DIVMOD_REMAINDER if part and form[0] != "empty" else ""   # no element, nothing wrong
+            s = form_case(DIVMOD_PARTS[part], k, form, {"part": part}, tag)
             if s is not None:
                 out.append(Scenario.from_dict(dict(s.to_dict(), name=f"binary/divmod/{label}/{form[0]}")))
     return out

@@ -63,9 +63,11 @@ class Unary:
     # Convention points: (name, values, what MLX does there), run as catalog scenarios.
     conventions: tuple = ()
     # exact: float32 is exact on grid values (zeros of the reference are exact zeros);
-    # multilinear: linear in x (core/opinfo.py).
+    # multilinear: linear in x; analytic: the forward is analytic, complex128 in (complex
+    # step; None: whenever a derivative is given) (core/opinfo.py).
     exact: bool = False
     multilinear: bool = False
+    analytic: bool | None = None
     # Defect class of its complex64 scenarios, where MLX 0.32.4 is known wrong there;
     # complex_first: the primitive only runs on complex input (on a real one the call
     # returns its input), so the layouts are complex64 and float32 gets one scenario.
@@ -201,9 +203,9 @@ UNARY = (
     Unary("tanh", "tanh", ("Tanh",), np.tanh, "d tanh x = g / cosh(x)^2",
           derivative=lambda z: 1 / np.cosh(z) ** 2, **C),
     Unary("erf", "erf", ("Erf",), erf, "d erf x = 2/sqrt(pi) exp(-x^2) g",
-          derivative=lambda x: 2 / math.sqrt(math.pi) * np.exp(-x * x), domain=Domain(-2.5, 2.5)),
+          derivative=lambda x: 2 / math.sqrt(math.pi) * np.exp(-x * x), domain=Domain(-2.5, 2.5), analytic=False),
     Unary("erfinv", "erfinv", ("ErfInv",), erfinv, "d erfinv x = sqrt(pi)/2 exp(erfinv(x)^2) g",
-          derivative=lambda x: math.sqrt(math.pi) / 2 * np.exp(erfinv(x) ** 2), domain=UNIT),
+          derivative=lambda x: math.sqrt(math.pi) / 2 * np.exp(erfinv(x) ** 2), domain=UNIT, analytic=False),
     Unary("exp", "exp", ("Exp",), np.exp, "d exp x = exp(x) g", derivative=np.exp, **C),
     Unary("expm1", "expm1", ("Expm1",), np.expm1, "d expm1 x = exp(x) g", derivative=np.exp),
     Unary("log", "log", ("Log",), np.log, "d log x = g / x", derivative=lambda z: 1 / z, domain=POSITIVE, **C),
@@ -256,9 +258,13 @@ def reference_vjp_of(row: Unary):
 # --- catalog ---------------------------------------------------------------------------------------
 
 def values_of(row: Unary, seed: int, dtype: str):
-    """values_of(shape) -> values from the row's domain (complex ones for complex64)."""
+    """values_of(shape) -> values from the row's domain. complex64: both parts in
+    +-[1/4, 3/4] (off every cut); a row with kinks along the real line (round's
+    half-integers) takes both parts from its own grid, |part| >= 1/4."""
     if dtype == W.COMPLEX:
-        return lambda shape: W.complex_values(shape, seed)
+        grid = row.domain.grid()
+        parts = grid[np.abs(grid) >= W.MARGIN] if row.domain.kinks else W.COMPLEX_PARTS
+        return lambda shape: W.complex_values(shape, seed, parts)
     return lambda shape: row.domain.values(shape, seed)
 
 
@@ -337,6 +343,7 @@ def opinfo(row: Unary) -> OpInfo:
         name=row.name, summary=f"mx.{row.call}: the {'/'.join(row.primitives)} primitive, table-driven",
         operands=("a",), differentiable=("a",), reference=reference_of(row),
         reference_vjp=reference_vjp_of(row), exact=row.exact, multilinear=row.multilinear, rule=row.rule,
+        analytic=row.derivative is not None if row.analytic is None else row.analytic,
         mlx_call=f"{REPRO}:{row.name}_call", call_expression=call_expression_of(row),
         scenarios=scenarios_of(row), strategy=strategy_of(row), primitives=row.primitives,
         dtypes=row.dtypes, complex=row.complex)

@@ -43,7 +43,7 @@ ROWS = (
     ("defect/value_scaled/unit_rank0", np.array(1.0), "contiguous", [], TAG, "no broadcast, v = 1"),
     ("defect/value_scaled/ones_strided", np.ones((2, 1)), "strided", [2, 4], TAG, ""),
     ("defect/value_scaled/rank0", np.array(2.0), "contiguous", [3], TAG,
-     "v = 2 copied 3 times: d v = 3 (sum of g); MLX gives 6 (g * v summed)"),
+     "v = 2 copied 3 times, g all ones: d v = 3 (the sum of g); MLX gives 6 (g * v summed)"),
     ("defect/value_scaled/row", np.array([2.0, -1.0, 3.0]), "contiguous", [2, 3], TAG, ""),
     ("defect/value_scaled/zero", np.array([0.0]), "contiguous", [2], TAG, "v = 0: MLX gives d v = 0"),
     ("defect/value_scaled/reversed", np.array([[1.0, 2.0], [-2.0, 1.0]]), "reversed", [2, 2, 2], TAG, ""),
@@ -52,8 +52,8 @@ ROWS = (
 
 def scenarios() -> list:
     out = [case(OP, name, {"v": laid_out(v, lay)[0]}, {"shape": shape}, reference=reference, seed=k,
-                family="full", desc=desc, tags=tags, fd=k == 0) for k, (name, v, lay, shape, tags, desc) in
-           enumerate(ROWS)]
+                cot="ones" if name.endswith("/rank0") else "random", family="full", desc=desc, tags=tags, fd=k == 0)
+           for k, (name, v, lay, shape, tags, desc) in enumerate(ROWS)]
     z = laid_out(np.array([1.0 + 2.0j, -1.0j]), dtype="complex64")[0]
     out.append(case(OP, "defect/value_scaled/complex", {"v": z}, {"shape": [3, 2]}, reference=reference, seed=20,
                     family="full", tags=TAG))

@@ -422,7 +422,7 @@ def _draw_unflatten(draw):
     d = shape[ax]
     f = draw(D.choice(tuple(k for k in range(1, 7) if d % k == 0))) if d else 2
     parts = [f, d // f if d else 0]
-    if d and draw(D.irange(0, 2)) == 0:
+    if 0 not in shape and draw(D.irange(0, 2)) == 0:   # -1 cannot be inferred for an empty array
         parts[draw(D.irange(0, 1))] = -1
     return {"a": draw_values(draw, shape)}, {"axis": ax - len(shape) if draw(D.irange(0, 1)) else ax,
                                               "shape": parts}

@@ -65,10 +65,10 @@ def _results(name: str, data: dict, bind, claims: Claims, allow: bool) -> list:
     bad = s["fail"] + s["error"] + s["crashed"]
     what = "defects present" if bad else ("all pass" if s["total"] else "no records")
     where = "" if paths.basename(name) == paths.RESULTS else f" {name}:"
-    lines = [f"evidence:{where} mlx {_mlx(data['environment'])} {devices}, {counts or '0 records'} ({what})",
-             f"  {bind.scope}" if bind else "  unbound"]
-    if paths.basename(name) != paths.RESULTS:
-        return lines   # a gate's builds: the gate line below is their claim
+    lines = [f"evidence:{where} mlx {_mlx(data['environment'])} {devices}, {counts or '0 records'} ({what})"]
+    if paths.basename(name) != paths.RESULTS:   # a gate's builds: the gate's rows below are their claim
+        return lines + ["  one build of a native gate: its rows are re-derived below"]
+    lines.append(f"  {bind.scope}" if bind else "  unbound")
     ok = bind is not None and (bind.full or allow) and (bind.bound or allow)
     why = None if ok else (f"{name} is {bind.scope if bind else 'unbound'}" + ("" if allow else
                            " (--allow-unbound accepts it)"))

@@ -95,11 +95,11 @@ def kink_distance(x, kind: str) -> np.ndarray:
 COMPLEX_PARTS = np.concatenate([-np.arange(12, 3, -1), np.arange(4, 13)]) * GRID   # +-[1/4, 3/4]
 
 
-def complex_values(shape, seed: int) -> np.ndarray:
-    """Complex values with both parts in +-[1/4, 3/4] on the grid."""
-    n = len(COMPLEX_PARTS)
-    re = COMPLEX_PARTS[hashed_ints(shape, seed + 1, 0, n).astype(np.int64)]
-    im = COMPLEX_PARTS[hashed_ints(shape, seed + 2, 0, n).astype(np.int64)]
+def complex_values(shape, seed: int, parts=COMPLEX_PARTS) -> np.ndarray:
+    """Complex values with both parts from `parts` (default: +-[1/4, 3/4] on the grid)."""
+    parts = np.asarray(parts, dtype=np.float64)
+    re = parts[hashed_ints(shape, seed + 1, 0, len(parts)).astype(np.int64)]
+    im = parts[hashed_ints(shape, seed + 2, 0, len(parts)).astype(np.int64)]
     return re + 1j * im
 
 

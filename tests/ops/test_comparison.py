@@ -1,0 +1,173 @@
+"""comparison (comparisons, logical ops, bitwise, where): the rows are consistent,
+every reference VJP agrees with float64 differences, the catalog on MLX 0.32.4
+(untagged scenarios pass; NotEqual's vmap defect is present where only b is
+batched), the comparisons' own VJPs are zero in MLX, planted wrong VJPs are caught
+(routing swapped, a nonzero gradient for the condition, only at a 0-d operand, only
+for a strided view, only in bfloat16, only for a zero-size input, a tie routed to the
+other branch), and the strategies keep their promises."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import needs_pinned_mlx
+from helpers import breadth as B
+from helpers import elementwise as D
+from mlx_vjpcheck import ops
+from mlx_vjpcheck.cases import coverage
+from mlx_vjpcheck.core import layout
+from mlx_vjpcheck.ops import comparison as C
+
+NAMES = [info.name for info in C.OPS]
+
+
+def test_one_record_per_row_then_bitwise_and_where():
+    assert NAMES == [row.name for row in C.COMPARE] + ["bitwise", "where"]
+    known = set(coverage.shipped().names)
+    for name in NAMES:
+        assert set(ops.get(name).primitives) <= known, name
+
+
+def test_a_bad_row_is_refused():
+    with pytest.raises(ValueError, match="condition"):
+        C.Compare("x", "mx.x({a})", ("X",), np.greater, "r")   # a binary row needs {b}
+
+
+def test_references_by_hand():
+    greater = C.COMPARE[2]
+    ref, vjp = C.reference_of(greater), C.reference_vjp_of(greater)
+    inp = {"a": np.array([1.0, -2.0, 3.0]), "b": np.array([0.5, -1.5, 3.0])}
+    assert ref(inp, {"form": "select"}).tolist() == [1.0, 1.5, -3.0]   # the tie takes -b
+    d = vjp(inp, np.array([1.0, 2.0, 3.0]), {"form": "select"})
+    assert d["a"].tolist() == [1.0, 0.0, 0.0] and d["b"].tolist() == [0.0, -2.0, -3.0]
+    assert ref(inp, {"form": "own"}).tolist() == [1.0, 0.0, 0.0]
+    assert all(np.all(v == 0) for v in vjp(inp, np.ones(3), {"form": "own"}).values())
+    words = {"a": np.array([5.5, -3.5]), "b": np.array([1.5, 2.5])}
+    assert C.bitwise_reference(words, {"fn": "left_shift"}).tolist() == [10.0, -12.0]   # trunc, then shift
+    assert C.bitwise_reference(words, {"fn": "xor"}).tolist() == [4.0, -3 ^ 2]
+    w = C.where_reference_vjp({"mask": np.array([[1], [0]]), "a": np.zeros(2), "b": np.zeros(())},
+                              np.array([[1.0, 2.0], [3.0, 4.0]]), {})
+    assert w["a"].tolist() == [1.0, 2.0] and w["b"] == 7.0
+
+
+@pytest.mark.parametrize("op", NAMES)
+def test_reference_vjp_agrees_with_float64_differences(op):
+    compared, wrong = D.against_differences(op)
+    assert wrong == [] and compared >= 7, (compared, wrong)
+
+
+def test_values_never_tie_outside_the_convention_scenarios():
+    for row in C.COMPARE:
+        for s in ops.get(row.name).catalog_scenarios():
+            if "/convention/" in s.name or "b" not in s.operands:
+                continue
+            a, b = np.broadcast_arrays(layout.logical(s.operands["a"]), layout.logical(s.operands["b"]))
+            logical = row.a.kinks == ("zero",)   # the logical ops compare each operand with 0
+            far = np.minimum(np.abs(a), np.abs(b)) if logical else np.abs(a - b)
+            assert np.all(far >= 0.5), s.name
+
+
+# --- MLX 0.32.4 --------------------------------------------------------------------------------------
+
+@needs_pinned_mlx()
+@pytest.mark.parametrize("op", NAMES)
+def test_catalog_on_pinned_mlx(op):
+    failing, tagged = B.pinned_verdicts(op)
+    assert failing == tagged, (failing, tagged)
+
+
+@needs_pinned_mlx()
+def test_comparisons_own_vjps_are_zero_in_mlx():
+    import mlx.core as mx
+    a, b = mx.array([1.0, -2.0, 3.0]), mx.array([0.5, -1.5, 3.0])
+    for fn in (mx.equal, mx.not_equal, mx.greater, mx.greater_equal, mx.less, mx.less_equal,
+               mx.logical_and, mx.logical_or):
+        _, grads = mx.vjp(fn, [a, b], [mx.ones((3,), dtype=mx.bool_)])
+        assert all(np.all(np.array(g) == 0) for g in grads), fn.__name__
+
+
+@needs_pinned_mlx()
+def test_not_equal_vmap_defect_is_what_mlx_does():
+    """NotEqual::vmap returns the input axes: with a unbatched and b batched the output
+    counts as unbatched, so the VJP for b comes back in the broadcast shape; equal is right."""
+    import mlx.core as mx
+    a, b, g = mx.array([[1.0, 2.0], [3.0, 4.0]]), mx.array([1.5, 2.5]), mx.ones((2, 2))
+    shapes = {}
+    for fn in (mx.not_equal, mx.equal):
+        def vjp(bb, gg):
+            return mx.vjp(lambda x: mx.where(fn(a, x), a, -x), [bb], [gg])[1][0]
+        shapes[fn.__name__] = mx.vmap(vjp)(mx.stack([b, b]), mx.stack([g, g])).shape
+    assert shapes == {"not_equal": (2, 2, 2), "equal": (2, 2)}
+    assert {s.name for s in ops.get("not_equal").catalog_scenarios() if s.defect_tags} == {
+        "compare/not_equal/bfloat16/strided/wrt_b", "compare/not_equal/own/broadcast/wrt_b"}
+
+
+# --- planted wrong VJPs ----------------------------------------------------------------------------
+
+def _swapped_routing(ctx):
+    """g sent to the branch the condition did not pick."""
+    honest = ctx.honest()
+    out = {}
+    for n in ctx.names:
+        other = ctx.cot if n == "a" else -ctx.cot
+        out[n] = np.where(honest[n] == 0, other, 0.0) if np.shape(honest[n]) == np.shape(ctx.cot) else honest[n]
+    return out
+
+
+def _tie_to_the_other_branch(ctx):
+    a, b = ctx.operands["a"], ctx.operands["b"]
+    if not np.any(a == b):
+        return ctx.honest()
+    honest = ctx.honest()
+    tie = a == b
+    return {"a": np.where(tie, np.where(honest["a"] == 0, ctx.cot, 0.0), honest["a"]),
+            "b": np.where(tie, np.where(honest["b"] == 0, -ctx.cot, 0.0), honest["b"])}
+
+
+MUTANTS = {
+    "greater": (_swapped_routing, "routing g to the branch not taken"),
+    "equal": (lambda ctx: {n: g + 1 for n, g in ctx.honest().items()}, "a nonzero gradient"),
+    "less_equal": (_tie_to_the_other_branch, "a tie routed to the other branch"),
+    "logical_and": (B.scaled_where(B.rank0), "only at a 0-d operand"),
+    "logical_not": (B.scaled_where(B.strided), "only for a strided view"),
+    "not_equal": (B.scaled_where(B.in_dtype("float16")), "only in float16"),
+    "where": (B.wrong_shape_where(B.zero_size), "only for a zero-size operand (a wrong shape)"),
+    "bitwise": (lambda ctx: {n: g + 1 for n, g in ctx.honest().items()}, "a nonzero gradient"),
+    "greater_equal": (B.scaled_where(B.in_dtype("bfloat16")), "only in bfloat16"),
+}
+
+
+@pytest.mark.parametrize("op", sorted(MUTANTS))
+def test_planted_wrong_vjp_is_caught(op):
+    mutant, what = MUTANTS[op]
+    assert B.first_order_caught(op, mutant, first_only=True), f"{op}: a VJP wrong {what} passed"
+
+
+@pytest.mark.parametrize("op", ["greater", "where", "bitwise"])
+def test_the_true_rule_planted_the_same_way_is_accepted(op):
+    assert B.first_order_control(op) == []
+
+
+# --- strategies ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["greater", "logical_not", "bitwise", "where"])
+def test_strategy_keeps_its_promises(op):
+    from hypothesis import HealthCheck, given, settings
+
+    from mlx_vjpcheck.cases import expected
+    from mlx_vjpcheck.fuzz import targets
+    info, seen = ops.get(op), set()
+    dtypes = ("float32", "float16", "bfloat16") + (("complex64",) if info.complex else ())
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(targets.strategy(op, dtypes))
+    def check(s):
+        assert not info.call_problems(s)
+        exp = expected.expected(s)
+        assert all(np.all(np.isfinite(v)) for v in exp.values())
+        seen.add(s.dtype)
+        seen.add(s.params.get("form", s.params.get("fn")))
+    check()
+    assert set(dtypes) <= seen, seen
+    if op != "where":
+        assert len(seen - set(dtypes)) >= 2, seen   # both forms (or several bitwise functions)
