@@ -1,323 +1,35 @@
 #!/usr/bin/env python3
-"""mlx-vjpcheck fuzz finding topk__grad-a__reference__wrong-value__sort
-
-topk: grad-a flagged by the reference oracle (wrong-value); call form sort.
-All oracles that flagged it: finite_differences, reference. Minimal counterexample: 8 operand elements.
-
-Exit 0: defect absent, 1: defect present, 125: cannot test (git bisect skip).
-Standalone: mlx + numpy + the standard library.
-"""
-import argparse
-import json
-import subprocess
+"""topk / tie_misroute: topk's VJP routes a tied lane's cotangent as argpartition orders it, not as the forward does
+Minimal input: topk of a lane with ties: the cotangent lands on another tied element. MLX releases: ≤ 0.25.2 – 0.32.4.
+Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
-
-import numpy as np
-
-
-
-def _nonfinite(d):
-    """Strict JSON carries NaN and infinities as {"nonfinite": "nan" | "inf" | "-inf"}."""
-    if len(d) == 1 and d.get("nonfinite") in ("nan", "inf", "-inf"):
-        return float(d["nonfinite"])
-    return d
-
-
-SCENARIO = json.loads(r"""{"name": "fuzz/topk/ad8f655c236c", "op": "topk", "operands": {"a": {"values": [8.0, 0.0, 4.0, 0.0, 8.0, 0.0, -4.0, 8.0], "shape": [2, 4], "dtype": "float32", "views": []}}, "wrt": ["a"], "lhs_indices": null, "rhs_indices": null, "sorted_indices": false, "params": {"k": 6, "axis": null}, "cotangent": {"values": [-0.0, -0.0, -3.0, -2.0, -2.0, -2.0], "shape": [6], "dtype": "float32", "views": []}, "objective": "vjp", "fd_step": null, "family": "sort", "defect_tags": [], "description": "generated: k 6, axis None, ties values, cotangent value"}""", object_hook=_nonfinite)
-# float64 reference values computed when the finding was made
-EXPECTED = json.loads(r"""{"forward": [0.0, 0.0, 4.0, 8.0, 8.0, 8.0], "grad:a": [[-2.0, 0.0, -3.0, -0.0], [-2.0, -0.0, 0.0, -2.0]]}""", object_hook=_nonfinite)
-ATOL, RTOL = 3e-05, 3e-05
-EXACT_ZEROS = True   # float32 with small integers on an op whose sums are then exact
-HAS_SORTED_FLAG = False
-
-
-INTEGER_OPERANDS = ()
-
-
-def lanes(x, axis):
-    return x.reshape(1, -1) if axis is None else np.moveaxis(x, axis, -1)
-
-
-def unlanes(y, shape, axis):
-    return y.reshape(shape) if axis is None else np.moveaxis(y, -1, axis)
-
-
-def top_sorted(x, axis, keep):
-    """Every lane ascending (insertion sort), then its `keep` largest entries."""
-    xl = lanes(x, axis)
-    out = np.zeros(xl.shape[:-1] + (keep,))
-    for lane in np.ndindex(xl.shape[:-1]):
-        vals = []
-        for v in xl[lane]:
-            at = len(vals)
-            while at > 0 and vals[at - 1] > v:
-                at -= 1
-            vals.insert(at, v)
-        out[lane] = vals[len(vals) - keep:]
-    return out.reshape(-1) if axis is None else np.moveaxis(out, -1, axis)
-
-
-def top_sorted_vjp(x, g, axis, keep):
-    """Output q holds the (n - keep + q)-th smallest input: it gets g[q]. Tied inputs
-    take the tied outputs in input order (the catalog's cotangents are equal there)."""
-    xl, gl = lanes(x, axis), lanes(g, axis)
-    n = xl.shape[-1]
-    dx = np.zeros_like(xl)
-    for lane in np.ndindex(xl.shape[:-1]):
-        row = list(xl[lane])
-        rank = [sum(1 for k in range(n) if row[k] < row[j] or (row[k] == row[j] and k < j))
-                for j in range(n)]
-        for j in range(n):
-            q = rank[j] - (n - keep)
-            if q >= 0:
-                dx[lane + (j,)] = gl[lane + (q,)]
-    return unlanes(dx, x.shape, axis)
-
-
-def ref_forward(inp, lhs, rhs, params):
-    return top_sorted(inp["a"], params["axis"], params["k"])
-
-
-def ref_vjp(inp, g, lhs, rhs, params):
-    return {"a": top_sorted_vjp(inp["a"], g, params["axis"], params["k"])}
-
-
-def mlx_call(mx, ops, lhs, rhs, sorted_flag, params):
-    """topk's output order is unspecified: each lane is put in ascending order."""
-    axis = params["axis"]
-    y = mx.topk(ops["a"], params["k"], axis=axis)
-    ax = 0 if axis is None else axis
-    return mx.take_along_axis(y, mx.argsort(mx.stop_gradient(y), axis=ax), axis=ax)
-
-
-# --- operands: row-major storage, then the views MLX sees ---------------------
-
-def storage(t, dtype=np.float64):
-    return np.asarray(t["values"], dtype=dtype).reshape(t["shape"])
-
-
-def apply_view(x, v, xp):
-    if v["op"] == "slice":
-        return x[tuple(slice(*spec) for spec in v["index"])]
-    if v["op"] == "transpose":
-        return xp.transpose(x, tuple(v["axes"]))
-    if v["op"] == "reshape":
-        return xp.reshape(x, tuple(v["shape"]))
-    if v["op"] == "broadcast_to":
-        return xp.broadcast_to(x, tuple(v["shape"]))
-    raise ValueError("unknown view " + v["op"])
-
-
-def logical(t, dtype=np.float64):
-    x = storage(t, dtype)
-    for v in t["views"]:
-        x = apply_view(x, v, np)
-    return np.array(x, dtype=dtype)
-
-
-def indices():
-    get = lambda k: None if SCENARIO[k] is None else logical(SCENARIO[k], np.int64)
-    return get("lhs_indices"), get("rhs_indices")
-
-
-def reference():
-    inp = {n: logical(t) for n, t in SCENARIO["operands"].items()}
-    lhs, rhs = indices()
-    y = ref_forward(inp, lhs, rhs, SCENARIO["params"])
-    g = np.ones_like(y) if SCENARIO["cotangent"] is None else logical(SCENARIO["cotangent"])
-    grads = ref_vjp(inp, g, lhs, rhs, SCENARIO["params"])
-    return y, g, {n: grads[n] for n in SCENARIO["wrt"]}
-
-
-# --- the MLX side, in a child process -----------------------------------------
-
-def emit(obj):
-    print("@@" + json.dumps(obj), flush=True)
-
-
-def child(device, sorted_flag):
+try:
     import mlx.core as mx
-    mx.set_default_device(mx.gpu if device == "gpu" else mx.cpu)
-    ops = {}
-    for n, t in SCENARIO["operands"].items():
-        if n in INTEGER_OPERANDS:
-            ops[n] = logical(t, np.int64)
-            continue
-        x = mx.array(storage(t).astype(np.float32), dtype=getattr(mx, t["dtype"]))
-        mx.eval(x)   # real storage first, so the views below are views onto it
-        for v in t["views"]:
-            x = apply_view(x, v, mx)
-        ops[n] = x
-    lhs, rhs = (None if i is None else mx.array(i.astype(np.uint32)) for i in indices())
-    wrt = SCENARIO["wrt"]
-    dtype = ops[wrt[0]].dtype
-
-    def f(*diff):
-        return mlx_call(mx, dict(ops, **dict(zip(wrt, diff))), lhs, rhs, sorted_flag,
-                        SCENARIO["params"])
-    emit({"stage": "forward"})
-    try:
-        y = f(*[ops[n] for n in wrt])
-        mx.eval(y)
-    except Exception as e:
-        emit({"forward_error": f"{type(e).__name__}: {e}"})
-        return
-    emit({"forward": np.array(y.astype(mx.float32)).tolist()})
-    _, g, _ = reference()
-    emit({"stage": "vjp"})
-    try:
-        _, grads = mx.vjp(f, [ops[n] for n in wrt], [mx.array(g.astype(np.float32), dtype=dtype)])
-        mx.eval(grads)
-    except Exception as e:
-        emit({"vjp_error": f"{type(e).__name__}: {e}"})
-        return
-    emit({"grads": {n: np.array(d.astype(mx.float32)).tolist() for n, d in zip(wrt, grads)}})
+    import numpy as np
+    mx.set_default_device(mx.gpu if sys.argv[-1:] == ["gpu"] else mx.cpu)   # --device gpu
+except (ImportError, ValueError, RuntimeError) as e:
+    sys.exit(print("cannot test:", e) or 125)
 
 
-def run_child(device, sorted_flag):
-    cmd = [sys.executable, __file__, "--child", "--device", device]
-    proc = subprocess.run(cmd + (["--sorted"] if sorted_flag else []), capture_output=True,
-                          text=True, timeout=600)
-    res, other = {"stage": None}, []
-    for line in proc.stdout.splitlines():   # native libraries may print here too
-        if line.startswith("@@"):
-            res.update(json.loads(line[2:]))
-        elif line.strip():
-            other.append(line.strip())
-    if "grads" not in res and not any(k.endswith("_error") for k in res):
-        tail = (other + proc.stderr.strip().splitlines() or [""])[-1][:200]
-        res["died"] = f"process exited with code {proc.returncode} during the {res['stage']}" + (
-            f" ({tail})" if tail else "")
-    return res
+def f(a):
+    return mx.take_along_axis(top := mx.topk(a, 6, axis=None), mx.argsort(mx.stop_gradient(top), axis=0), axis=0)
 
 
-# --- judging --------------------------------------------------------------------
-
-def fmt(x):
-    x = np.asarray(x, dtype=np.float64)
-    flat = x.ravel()
-    body = ", ".join(format(v, ".10g") for v in flat[:48]) + (", ..." if flat.size > 48 else "")
-    return f"shape {tuple(x.shape)} [{body}]"
-
-
-def close(got, exp):
-    """Where the reference is finite: within ATOL + RTOL |exp|; where it is
-    non-finite, the same non-finite value (NaN for NaN)."""
-    got, exp = np.asarray(got, dtype=np.float64), np.asarray(exp, dtype=np.float64)
-    if got.shape != exp.shape:
-        return False
-    fin = np.isfinite(exp)
-    if not np.all((np.isnan(got) & np.isnan(exp))[~fin] | (got == exp)[~fin]):
-        return False
-    g, e = got[fin], exp[fin]
-    if not np.all(np.isfinite(g)) or not np.all(np.abs(g - e) <= ATOL + RTOL * np.abs(e)):
-        return False
-    return not EXACT_ZEROS or bool(np.all(got[exp == 0] == 0))
-
-
-def self_check(y, grads):
-    """The embedded expected values and this script's own loops must agree. Two
-    float64 computations of the same maths agree to ~1e-12; where either side
-    differentiates numerically, each is within 3e-9 of the truth (the stated
-    bound of the harness's differences, and of differences_vjp below)."""
-    pairs = [(y, EXPECTED["forward"])] + [(grads[n], EXPECTED["grad:" + n]) for n in grads]
-    return all(np.asarray(a).shape == np.asarray(b).shape
-               and np.allclose(a, b, rtol=1e-8, atol=1e-8, equal_nan=True) for a, b in pairs)
-
-
-def differences_vjp(forward, inp, g, wrt):
-    """J^T g of a float64 forward by central differences at h = 2^-4 .. 2^-7,
-    Richardson-extrapolated (error O(h^8)), one input coordinate at a time. For
-    snippets whose ref_vjp is not written out by hand."""
-    out = {}
-    for name in wrt:
-        x = np.asarray(inp[name], dtype=np.float64)
-        grad = np.zeros(x.size)
-        for i in range(x.size):
-            table = []
-            for k in range(4):
-                h = 2.0 ** (-4 - k)
-                vals = []
-                for sign in (1.0, -1.0):
-                    bumped = x.copy().reshape(-1)
-                    bumped[i] += sign * h
-                    vals.append(np.sum(g * forward(dict(inp, **{name: bumped.reshape(x.shape)}))))
-                row = [(vals[0] - vals[1]) / (2 * h)]
-                for j in range(1, k + 1):
-                    row.append(row[j - 1] + (row[j - 1] - table[k - 1][j - 1]) / (4 ** j - 1))
-                table.append(row)
-            grad[i] = table[-1][-1]
-        out[name] = grad.reshape(x.shape)
-    return out
-
-
-def describe(res):
-    if "died" in res:
-        return res["died"]
-    if "forward_error" in res:
-        return "forward raised " + res["forward_error"]
-    if "vjp_error" in res:
-        return "VJP raised " + res["vjp_error"]
-    return "forward " + fmt(res["forward"]) + "; " + "; ".join(
-        f"d{n} {fmt(v)}" for n, v in res["grads"].items())
-
-
-def agrees(res, y, grads):
-    return ("grads" in res and close(res["forward"], y)
-            and all(close(res["grads"][n], grads[n]) for n in grads))
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--sorted", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child(args.device, args.sorted)
-        return 0
-    try:
-        import mlx.core as mx
-    except ImportError:
-        print("cannot test: mlx is not installed")
-        return 125
-    if args.device == "gpu" and not mx.is_available(mx.gpu):
-        print("cannot test: no GPU backend (Metal/CUDA) is available in this MLX build")
-        return 125
-    print(f"mlx {mx.__version__}, device {args.device}")
-    print(f"call: {SCENARIO['op']} sorted_indices={SCENARIO['sorted_indices']} "
-          f"params={SCENARIO['params']} wrt={SCENARIO['wrt']}")
-    for n, t in SCENARIO["operands"].items():
-        print(f"input {n}: {t['dtype']} views={t['views']} logical {fmt(logical(t))}")
-    lhs, rhs = indices()
-    print(f"lhs_indices: {'omitted' if lhs is None else fmt(lhs)}; "
-          f"rhs_indices: {'omitted' if rhs is None else fmt(rhs)}")
-    y, g, grads = reference()
-    print(f"cotangent: {fmt(g)}")
-    print("expected (float64): forward " + fmt(y) + "; "
-          + "; ".join(f"d{n} {fmt(v)}" for n, v in grads.items()))
-    if not self_check(y, grads):
-        print("VERDICT: cannot test (embedded expected values disagree with this script's reference)")
-        return 125
-    res = run_child(args.device, SCENARIO["sorted_indices"])
-    print(f"MLX sorted_indices={SCENARIO['sorted_indices']}: {describe(res)}")
-    if SCENARIO["sorted_indices"] and HAS_SORTED_FLAG:
-        ctl = run_child(args.device, False)
-        print(f"MLX sorted_indices=False (control): {describe(ctl)} -> "
-              + ("agrees" if agrees(ctl, y, grads) else "DISAGREES"))
-    if "forward_error" in res or res.get("stage") == "forward":
-        print("VERDICT: cannot test (the forward call itself failed)")
-        return 125
-    if agrees(res, y, grads):
-        print("VERDICT: defect absent (MLX agrees with the float64 reference)")
-        return 0
-    print(f"VERDICT: defect present ({describe(res)[:160]}; expected the float64 reference)")
-    return 1
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as e:  # a reproducer bug must not read as "defect present"
-        print(f"VERDICT: cannot test (reproducer error: {type(e).__name__}: {e})".replace("\n", " "))
-        sys.exit(125)
+a = mx.array([8.0, 0.0, 4.0, 0.0, 8.0, 0.0, -4.0, 8.0], dtype=mx.float32).reshape((2, 4))
+g = mx.array(np.array([0.0, 0.0, -3.0, -2.0, -2.0, -2.0]).reshape((6,)), dtype=mx.float32)
+# the float64 rule: y = the k largest entries of each lane, in ascending order; dx[j] = the cotangent of the output holding x[j], 0 where x[j] is not selected (tied values only with equal cotangents)
+want = {"forward": np.array([0.0, 0.0, 4.0, 8.0, 8.0, 8.0]).reshape((6,)), "grad:a": np.array([-2.0, 0.0, -3.0, 0.0, -2.0, 0.0, 0.0, -2.0]).reshape((2, 4))}
+try:
+    mx.eval(f(a))
+except Exception as e:
+    sys.exit(print("cannot test: the forward raised", e) or 125)
+try:
+    (y,), grads = mx.vjp(f, [a], [g])
+    mx.eval(got := dict(zip(want, [y, *grads])))
+except Exception as e:
+    sys.exit(print(f"VERDICT: defect present (the VJP raised {type(e).__name__}: {e})") or 1)
+have = {name: np.array(x.astype(mx.float32), dtype=np.float64) for name, x in got.items()}
+bad = [name for name, w in want.items() if not (have[name].shape == w.shape and np.allclose(have[name], w, rtol=3e-05, atol=3e-05, equal_nan=True))]   # |MLX - rule| <= atol + rtol |rule|, NaN matches NaN
+for name, w in want.items():
+    print(f"{name}: MLX {have[name].tolist()}, float64 rule {w.tolist()}", "DIFFERS" if name in bad else "ok")
+sys.exit(print("VERDICT: defect " + (f"present ({', '.join(bad)} differ)" if bad else "absent")) or (1 if bad else 0))

@@ -1,0 +1,161 @@
+"""The defect register: every confirmed MLX defect class this tool has found,
+as data (harness/cases/defects.json, package data, numpy only).
+
+One entry per finding class: the op and class (a catalog defect tag), a
+one-line title, the minimal input in words, the MLX releases that carry it
+(from `mlx-vjpcheck versions`), its minimal counterexample as a scenario
+(the reproducer under probes/findings/ is rendered from it), and where it is
+fixed: the patch of the series under patch/ and the MLX-style regression
+test under patch/tests/. From this one file come the reproducers, the
+Findings table (docs/findings.md), and `mlx-vjpcheck handoff` (an issue text,
+the patch and the regression test per finding); tests keep all of them in
+step with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import jsonio, resources
+from ..core.scenario import Scenario
+from . import bind, reproducer
+
+SCHEMA = "mlx-vjpcheck/defect-register/1"
+PATH = Path(__file__).resolve().parent / "defects.json"
+
+
+class RegisterError(ValueError):
+    """A register entry that cannot be used (a programming error in defects.json)."""
+
+
+@dataclass(frozen=True)
+class Defect:
+    # Identity: "<op>__<class>", the reproducer's file stem; the catalog tag it carries.
+    id: str
+    op: str
+    klass: str
+    # For people: one line on what is wrong, the minimal input in words, the releases.
+    title: str
+    minimal: str
+    releases: str
+    # The minimal counterexample, and how its reproducer runs (in a child process
+    # when the defect kills the process; exact zeros when that is the finding).
+    scenario: dict = field(repr=False)
+    isolate: bool = False
+    exact: bool = False
+    fuzz_signature: str = ""
+    # Where it is fixed: a patch of the series (patch/), its regression test
+    # (patch/tests/), the root cause in one paragraph; empty until there is one.
+    patch: str = ""
+    regression_test: str = ""
+    root_cause: str = ""
+    # What the gate showed for that patch (one line, from a measured gate run).
+    gate: str = ""
+
+    def __post_init__(self):
+        if self.id != f"{self.op}__{self.klass}" and not self.id.startswith(f"{self.op}__{self.klass}_"):
+            raise RegisterError(f"defect {self.id!r}: id must be '<op>__<class>[_variant]'")
+        if self.scenario.get("op") != self.op:
+            raise RegisterError(f"defect {self.id!r}: its scenario is of op {self.scenario.get('op')!r}")
+
+    def bound_scenario(self):
+        return bind(Scenario.from_dict(self.scenario))
+
+    def reproducer(self) -> str:
+        return reproducer.render(self.bound_scenario(), title=f"{self.op} / {self.klass}: {self.title}",
+                                 description=f"Minimal input: {self.minimal}. MLX releases: {self.releases}.",
+                                 isolate=self.isolate, exact=self.exact)
+
+    @property
+    def probe(self) -> str:
+        return f"probes/findings/{self.id}.py"
+
+
+def load(path: Path = PATH) -> list:
+    data = jsonio.loads(path.read_text(encoding="utf-8"))
+    if data.get("schema") != SCHEMA:
+        raise RegisterError(f"{path}: not a defect register (schema {data.get('schema')!r})")
+    out = []
+    for d in data["defects"]:
+        d = dict(d, klass=d.pop("class"))
+        out.append(Defect(**d))
+    ids = [d.id for d in out]
+    if len(set(ids)) != len(ids):
+        raise RegisterError(f"{path}: a defect id appears twice")
+    return out
+
+
+def table(defects) -> str:
+    """The Findings table of docs/findings.md, one row per defect."""
+    rows = ["| op | class | defect | minimal input: MLX vs float64 rule | MLX releases (CPU) | reproducer "
+            "| fix (patch, gate) |", "|---|---|---|---|---|---|---|"]
+    for d in defects:
+        fix = f"`patch/{d.patch}`: {d.gate}" if d.patch else "not patched yet"
+        rows.append(f"| {d.op} | {d.klass} | {_cell(d.title)} | {_cell(d.minimal)} | {_cell(d.releases)} "
+                    f"| `{d.probe}` | {_cell(fix)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside one Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def patch_file(d: Defect) -> Path:
+    return resources.patch_dir() / d.patch
+
+
+def regression_test_file(d: Defect) -> Path:
+    return resources.patch_dir() / "tests" / Path(d.regression_test).name
+
+
+def dump(defects) -> str:
+    """The register as written (for tools that update it)."""
+    items = []
+    for d in defects:
+        item = {k: getattr(d, k) for k in Defect.__dataclass_fields__ if k != "klass"}
+        item["class"] = d.klass
+        items.append(item)
+    return jsonio.dumps({"schema": SCHEMA, "defects": items}, indent=1) + "\n"
+
+
+__all__ = ["Defect", "RegisterError", "load", "table", "dump", "PATH", "SCHEMA"]
+
+
+# --- regenerating what the register drives (a maintainer's tool, run from a checkout) ---------
+
+TABLE_START = "<!-- register:start (generated by python3 -m mlx_vjpcheck.cases.register --write) -->"
+TABLE_END = "<!-- register:end -->"
+
+
+def findings_doc(text: str, defects) -> str:
+    """docs/findings.md with its generated table replaced."""
+    head, rest = text.split(TABLE_START, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    return head + TABLE_START + "\n" + table(defects) + TABLE_END + tail
+
+
+def write(root: Path) -> list:
+    """Rewrite probes/findings/<id>.py and the docs table from the register; the files changed."""
+    defects, changed = load(), []
+    for d in defects:
+        path = root / d.probe
+        text = d.reproducer()
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            changed.append(str(path))
+    doc = root / "docs" / "findings.md"
+    text = findings_doc(doc.read_text(encoding="utf-8"), defects)
+    if doc.read_text(encoding="utf-8") != text:
+        doc.write_text(text, encoding="utf-8")
+        changed.append(str(doc))
+    return changed
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python3 -m mlx_vjpcheck.cases.register --write   (from a checkout)")
+    for name in write(Path.cwd()):
+        print("wrote", name)

@@ -1,0 +1,76 @@
+"""The defect register (harness/cases/defects.json) drives the reproducers under
+probes/findings/ and the Findings table of docs/findings.md: both must be
+exactly what it renders; every entry's class is a catalog defect tag of its
+op; every reproducer is short and, on the pinned MLX release, says "defect
+present" (exit 1)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import ROOT, needs_pinned_mlx
+from mlx_vjpcheck.cases import catalog, register
+
+FINDINGS = ROOT / "probes" / "findings"
+
+
+@pytest.fixture(scope="module")
+def defects():
+    return register.load()
+
+
+def test_every_reproducer_is_what_the_register_renders(defects):
+    on_disk = {p.name for p in FINDINGS.glob("*.py")}
+    assert on_disk == {f"{d.id}.py" for d in defects}
+    stale = [d.id for d in defects if (ROOT / d.probe).read_text(encoding="utf-8") != d.reproducer()]
+    assert stale == [], "regenerate: python3 -m mlx_vjpcheck.cases.register --write"
+
+
+def test_the_findings_table_is_what_the_register_renders(defects):
+    doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    assert register.findings_doc(doc, defects) == doc
+    assert register.table(defects) in doc
+
+
+def test_a_stale_table_is_noticed(defects):
+    """Negative control: an edited row no longer matches."""
+    doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    edited = doc.replace(defects[0].minimal.split()[0], "edited", 1)
+    assert register.findings_doc(edited, defects) != edited
+
+
+def test_every_class_is_a_catalog_tag_of_its_op(defects):
+    tags = {(s.op, t) for s in catalog.catalog() for t in s.defect_tags}
+    assert [d.id for d in defects if (d.op, d.klass) not in tags] == []
+
+
+def test_reproducers_are_short(defects):
+    """The defect report's form: about 30 lines (a process-isolated one a few more)."""
+    long = [(d.id, n) for d in defects if (n := len(d.reproducer().splitlines())) > (50 if d.isolate else 40)]
+    assert long == []
+
+
+def test_a_bad_entry_is_refused(tmp_path, defects):
+    data = json.loads(register.PATH.read_text(encoding="utf-8"))
+    data["defects"][0]["op"] = "not_its_op"
+    bad = tmp_path / "defects.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(register.RegisterError, match="id must be"):
+        register.load(bad)
+
+
+def _run(path):
+    proc = subprocess.run([sys.executable, str(path), "--device", "cpu"], capture_output=True, text=True,
+                          timeout=120)
+    return path.name, proc.returncode, proc.stdout[-400:] + proc.stderr[-400:]
+
+
+@needs_pinned_mlx()
+def test_every_reproducer_reports_the_defect_on_pinned_mlx():
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(_run, sorted(FINDINGS.glob("*.py"))))
+    assert [(n, rc, out) for n, rc, out in results if rc != 1] == []
