@@ -4,14 +4,17 @@ counts, second-order and directional references) are timed apart, so the rest
 of a measuring function is MLX (graph building and evaluation) plus a little
 numpy to compare.
 
-Usage: python bench/oracles.py [--repeat N] [--wall]
---wall also times the real `run` path (runner.run_device: worker subprocess,
-JSON over the pipe) N times and prints the median. Figures only, no verdicts.
+Usage: python bench/oracles.py [--repeat N] [--filter TEXT]
+First the real `run` path (runner.run_device: worker subprocess, JSON over the
+pipe) N times, median wall and the worker's CPU seconds; then the split, in
+this process, over the scenarios whose worker did not die (an MLX crash would
+end this process too). Figures only, no verdicts.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import resource
 import statistics
 import sys
 import time
@@ -64,20 +67,31 @@ def in_process(cat) -> float:
     return time.perf_counter() - t0
 
 
+def worker_runs(cat, repeat: int) -> set:
+    """Median wall and worker CPU of the run path; the scenarios whose worker died."""
+    walls, cpus, crashed = [], [], set()
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        recs = runner.run_device(cat, "cpu")
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        crashed |= {r["scenario"] for r in recs if r["status"] == "crashed"}
+    print(f"run path, {len(cat)} scenarios: median wall {statistics.median(walls):.2f} s "
+          f"[min {min(walls):.2f}, max {max(walls):.2f}], worker CPU {statistics.median(cpus):.2f} s, "
+          f"over {repeat}; {len(crashed)} crashed")
+    return crashed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--wall", action="store_true", help="also time the real run path (worker subprocess)")
+    ap.add_argument("--filter", default="", help="only scenarios whose name contains this")
     args = ap.parse_args()
-    cat = catalog.catalog()
-    if args.wall:
-        walls = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            runner.run_device(cat, "cpu")
-            walls.append(time.perf_counter() - t0)
-        print(f"run path, {len(cat)} scenarios: median {statistics.median(walls):.2f} s "
-              f"[min {min(walls):.2f}, max {max(walls):.2f}] over {args.repeat}")
+    cat = [s for s in catalog.catalog() if args.filter in s.name]
+    crashed = worker_runs(cat, args.repeat)
+    cat = [s for s in cat if s.name not in crashed]
     _instrument()
     total = in_process(cat)
     refs = sum(REFERENCE.values())

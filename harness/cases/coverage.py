@@ -56,9 +56,9 @@ class PrimitiveList:
 
     def __post_init__(self):
         names = [n for n, _ in self.primitives]
-        if len(set(names)) != len(names):
-            raise CoverageError(f"PrimitiveList: field primitives names {sorted({n for n in names if names.count(n) > 1})} "
-                                "twice")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise CoverageError(f"PrimitiveList: field primitives names {twice} twice")
         if not all(isinstance(n, str) and DEFINITION.match(f"std::vector<array> {n}::vjp(") and f in self.files
                    for n, f in self.primitives):
             raise CoverageError("PrimitiveList: field primitives holds a name that is not an identifier, or a file "

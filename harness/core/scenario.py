@@ -49,13 +49,15 @@ class Tensor:
     views: tuple = ()
 
     def to_dict(self) -> dict:
-        return {"values": list(self.values), "shape": list(self.shape),
-                "dtype": self.dtype, "views": json.loads(json.dumps(list(self.views)))}
+        # a complex64 tensor's elements are (re, im) pairs, written as [re, im]
+        return {"values": [list(v) if isinstance(v, tuple) else v for v in self.values],
+                "shape": list(self.shape), "dtype": self.dtype,
+                "views": json.loads(json.dumps(list(self.views)))}
 
     @staticmethod
     def from_dict(d: dict) -> "Tensor":
-        return Tensor(tuple(d["values"]), tuple(d["shape"]), d.get("dtype", "float32"),
-                      tuple(_freeze(v) for v in d.get("views", ())))
+        return Tensor(tuple(tuple(v) if isinstance(v, list) else v for v in d["values"]), tuple(d["shape"]),
+                      d.get("dtype", "float32"), tuple(_freeze(v) for v in d.get("views", ())))
 
 
 def _freeze(view: dict) -> dict:

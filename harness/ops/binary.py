@@ -8,8 +8,8 @@ shape here), and the Domain of each operand (_support/elementwise.py). Kinks
 are kept away by construction: maximum and minimum draw a from the integers
 and b from the half-integers (never tied, |a - b| >= 1/2); remainder and
 divmod draw a from the odd halves and b from +-1, +-2 (a / b is a quarter
-from every integer: the jumps of a - b floor(a / b) are far); divide's b and
-arctan2's b stay 1/2 from 0.
+from every integer: the jumps of a - b floor(a / b) are far); divide's b stays
+1 from 0 and arctan2's b 1/2 (so core/numeric.py's differences decide there too).
 
 At a tie MLX's maximum gives the whole cotangent to b (a > b picks a, else
 b) and minimum too (a < b picks a, else b); power at a = 0 takes 0 log 0 as
@@ -123,7 +123,7 @@ BINARY = (
            exact=True, multilinear=True, **C),
     Binary("divide", "divide", ("Divide", "Broadcast"), np.divide,
            lambda a, b, g: (g / np.conj(b), -g * np.conj(a / (b * b))), "d(a / b) = (g / conj(b), -g conj(a / b^2))",
-           b=Domain(-3.0, 3.0, ("zero",), margin=0.5), **C),
+           b=Domain(-3.0, 3.0, ("zero",), margin=1.0), **C),
     Binary("power", "power", ("Power", "Broadcast"), np.power, _power_vjp,
            "d a^b = (g conj(b a^(b-1)), g conj(a^b log a)); 0 log 0 taken as 0",
            a=Domain(0.5, 2.5), b=Domain(-2.0, 2.0), complex_defect=COMPLEX_POWER, conventions=(

@@ -166,8 +166,11 @@ def _sigmoid(x):
 ZERO = ("at_zero", [0.0, -2.0, 1.5], "x = 0: MLX's sign(0) = 0 makes the gradient 0")
 JUMPS = ("at_jumps", [-2.0, 0.0, 1.0, 2.5], "at the jumps too the gradient is 0 (MLX's convention)")
 HALF_JUMPS = ("at_jumps", [-1.5, 0.5, 2.5, 1.0], "at x = k + 1/2 too the gradient is 0 (MLX's convention)")
-UNIT = Domain(-0.75, 0.75)
-POSITIVE = Domain(0.25, 4.0)
+# The intervals also keep core/numeric.py's first-order differences (first step 1/16)
+# decided on every value: the inverse functions stay 9/16 from their singularities at
+# +-1, the logarithms and roots 11/16 from 0.
+UNIT = Domain(-0.4375, 0.4375)
+POSITIVE = Domain(0.6875, 4.0)
 C = dict(complex=True)
 
 UNARY = (
@@ -176,7 +179,7 @@ UNARY = (
     Unary("arccos", "arccos", ("ArcCos",), np.arccos, "d arccos x = -g / sqrt(1 - x^2)",
           derivative=lambda z: -1 / _sqrt1(z), domain=UNIT, **C),
     Unary("arccosh", "arccosh", ("ArcCosh",), np.arccosh, "d arccosh x = g / sqrt(x^2 - 1)",
-          derivative=lambda z: 1 / _sqrt1(z, -1.0), domain=Domain(1.25, 4.0), **C),
+          derivative=lambda z: 1 / _sqrt1(z, -1.0), domain=Domain(1.5, 4.0), **C),
     Unary("arcsin", "arcsin", ("ArcSin",), np.arcsin, "d arcsin x = g / sqrt(1 - x^2)",
           derivative=lambda z: 1 / _sqrt1(z), domain=UNIT, **C),
     Unary("arcsinh", "arcsinh", ("ArcSinh",), np.arcsinh, "d arcsinh x = g / sqrt(x^2 + 1)",
@@ -197,7 +200,7 @@ UNARY = (
     Unary("sin", "sin", ("Sin",), np.sin, "d sin x = cos(x) g", derivative=np.cos, **C),
     Unary("cos", "cos", ("Cos",), np.cos, "d cos x = -sin(x) g", derivative=lambda z: -np.sin(z), **C),
     Unary("tan", "tan", ("Tan",), np.tan, "d tan x = g / cos(x)^2",
-          derivative=lambda z: 1 / np.cos(z) ** 2, domain=Domain(-1.25, 1.25), **C),
+          derivative=lambda z: 1 / np.cos(z) ** 2, domain=Domain(-0.8125, 0.8125), **C),
     Unary("sinh", "sinh", ("Sinh",), np.sinh, "d sinh x = cosh(x) g", derivative=np.cosh, **C),
     Unary("cosh", "cosh", ("Cosh",), np.cosh, "d cosh x = sinh(x) g", derivative=np.sinh, **C),
     Unary("tanh", "tanh", ("Tanh",), np.tanh, "d tanh x = g / cosh(x)^2",
@@ -214,7 +217,7 @@ UNARY = (
     Unary("log10", "log10", ("Log",), np.log10, "d log10 x = g / (x ln 10)",
           derivative=lambda z: 1 / (z * math.log(10.0)), domain=POSITIVE, **C),
     Unary("log1p", "log1p", ("Log1p",), np.log1p, "d log1p x = g / (1 + x)",
-          derivative=lambda z: 1 / (1 + z), domain=Domain(-0.75, 3.0), **C),
+          derivative=lambda z: 1 / (1 + z), domain=Domain(-0.4375, 3.0), **C),
     Unary("negative", "negative", ("Negative",), np.negative, "d(-x) = -g",
           derivative=lambda z: -_one(z), exact=True, multilinear=True, **C),
     Unary("sigmoid", "sigmoid", ("Sigmoid",), _sigmoid, "d sigmoid x = s (1 - s) g, s = sigmoid(x)",

@@ -176,7 +176,13 @@ def _extras_prod():
     return [("zeros/one", {"a": np.array([[2.0, 0.0, 3.0], [1.0, -2.0, 3.0]])}, {"axis": 1}, "a zero in a group"),
             ("zeros/two", {"a": np.array([[0.0, 2.0, 0.0, 3.0]])}, {"axis": -1}, "two zeros: every gradient is 0"),
             ("zeros/several_axes", {"a": np.array([[[0.0, 2.0], [3.0, -1.0]], [[2.0, 2.0], [1.0, 0.0]]])},
-             {"axis": [0, 2]}, "a zero, reduced over two axes")]
+             {"axis": [0, 2]}, "a zero, reduced over two axes"),
+            ("defect/empty_several_axes_vjp", {"a": np.zeros((2, 0, 3))}, {"axis": [0, 2]},
+             "several axes of a zero-size operand: Reduce::vjp reshapes to (..., -1), which MLX cannot infer "
+             "for an empty array, so the VJP raises"),
+            ("defect/empty_reads_past_buffer", {"a": np.zeros((0, 2))}, {"axis": None},
+             "all axes of a (0, 2) operand made from numpy: the CPU reduction plan drops the size-0 axis and "
+             "reduces 2 elements of an empty buffer (the forward is garbage, not 1)")]
 
 
 def _extras_extreme(sign):
@@ -254,6 +260,8 @@ def _applies(op: Reduction, name: str) -> bool:
 # Known defects of MLX 0.32.4 a complex scenario hits: prod's VJP is right, but its own VJP
 # (second order) goes through cumprod, whose Scan::vjp does not conjugate for complex inputs.
 COMPLEX_TAGS = {"prod": ("complex_scan_conjugate",)}
+EXTRA_TAGS = {"defect/empty_several_axes_vjp": ("empty_several_axes_vjp",),
+              "defect/empty_reads_past_buffer": ("empty_reads_past_buffer",)}
 COMPLEX_NOTES = {"prod": "second order is wrong on MLX 0.32.4: prod's VJP multiplies by conj(cumprod ...), "
                          "and Scan::vjp (cumprod) takes no conjugate for complex inputs"}
 
@@ -270,7 +278,8 @@ def _scenarios(op: Reduction):
             a = laid_out(op.values(shape, k), lay)[0]
             out.append(_scenario(op, name, {"a": a}, params, desc, k, fd=k == 0))
         for k, (name, values, params, desc) in enumerate(op.extras(), start=len(out)):
-            out.append(_scenario(op, name, {"a": laid_out(values["a"])[0]}, params, desc, k))
+            out.append(_scenario(op, name, {"a": laid_out(values["a"])[0]}, params, desc, k,
+                                 tags=EXTRA_TAGS.get(name, ())))
         if op.complex:
             z = op.values((2, 3), 90) + 1j * op.values((2, 3), 91)
             tags = COMPLEX_TAGS.get(op.name, ())

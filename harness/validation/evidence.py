@@ -187,6 +187,9 @@ def file_groups(ctx: Context, names: set) -> list:
         if kind is None:
             plain.fail(f"{name}: no schema: not a file mlx-vjpcheck writes")
             continue
+        if kind.matches is fuzz_checks.is_record_file and _index_of(name) not in names:
+            plain.fail(f"{name}: a finding that no {paths.FINDINGS} lists")
+            continue
         by_kind[kind].append(name)
     out = []
     for kind in KINDS:
@@ -201,6 +204,11 @@ def file_groups(ctx: Context, names: set) -> list:
                 _guarded(g, kind.check, g, ctx, name, data)
             out.append(g)
     return out + ([plain] if plain.total else [])
+
+
+def _index_of(record_file: str) -> str:
+    """findings.json of the run a findings/<signature>.json belongs to."""
+    return paths.folder(paths.folder(record_file)[:-1]) + paths.FINDINGS
 
 
 def probe_groups(ev: Evidence) -> list:

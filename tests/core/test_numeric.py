@@ -130,3 +130,11 @@ def test_complex_operands_follow_the_conjugate_wirtinger_convention():
 def test_a_non_finite_estimate_is_undecided():
     with pytest.raises(numeric.ReferenceUndecided):
         numeric.directional(lambda t: np.array([np.nan]))
+
+
+def test_a_function_declared_quadratic_that_is_not_is_refused_not_judged():
+    """An op record that calls an op multilinear when it is not (degree 3 along a
+    line) gets no verdict from the two-level estimate, rather than a wrong one."""
+    assert numeric.directional(lambda t: np.array([(1 + t) ** 2]), quadratic=True)[0] == pytest.approx(2.0)
+    with pytest.raises(numeric.ReferenceUndecided):
+        numeric.directional(lambda t: np.array([(1 + t) ** 3]), quadratic=True)

@@ -6,7 +6,7 @@ defects are present: complex power unconjugated, complex logaddexp's VJP raising
 divmod's remainder with a zero gradient), planted wrong VJPs are caught (plain,
 swapped operands, only at a 0-d operand, only for a broadcast operand, only for a
 strided view, only in float16, a tie routed to a), and the divmod finding's
-reproducer says present."""
+quotient's and remainder's reproducers say absent and present."""
 from __future__ import annotations
 
 import subprocess
@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, needs_pinned_mlx
+from conftest import needs_pinned_mlx
 from helpers import breadth as B
 from helpers import elementwise as D
 from helpers import wrong_vjp as W
@@ -41,7 +41,7 @@ def test_domains_keep_the_kinks_away():
     a, b = np.meshgrid(BIN.HALVES.grid(), BIN.DIVISORS.grid())
     frac = np.abs(a / b - np.round(a / b))
     assert np.min(frac) == 0.25   # remainder, divmod: a / b a quarter from every integer
-    assert np.min(np.abs(ops.get("divide").catalog_scenarios()[0].operands["b"].values)) >= 0.5
+    assert np.min(np.abs(ops.get("divide").catalog_scenarios()[0].operands["b"].values)) >= 1.0
 
 
 def test_references_by_hand():
@@ -117,11 +117,17 @@ def test_divmod_remainder_defect_against_remainder():
 
 
 @needs_pinned_mlx()
-def test_divmod_finding_reproducer_says_present():
-    script = ROOT / "probes" / "findings" / "divmod__divmod_remainder_zero_grad.py"
+@pytest.mark.parametrize("name, verdict", [("binary/divmod/remainder/rank1", "present"),
+                                           ("binary/divmod/quotient/rank1", "absent")])
+def test_divmod_reproducer_gives_the_verdict(name, verdict, tmp_path):
+    from mlx_vjpcheck.cases import reproducer
+    s = next(s for s in W.scenarios("divmod") if s.name == name)
+    script = tmp_path / "repro.py"
+    script.write_text(reproducer.render(s, title=name), encoding="utf-8")
     proc = subprocess.run([sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True,
                           timeout=120)
-    assert proc.returncode == 1 and "VERDICT: defect present" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == (verdict == "present") and f"VERDICT: defect {verdict}" in proc.stdout, \
+        proc.stdout + proc.stderr
 
 
 # --- planted wrong VJPs ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """comparison (comparisons, logical ops, bitwise, where): the rows are consistent,
 every reference VJP agrees with float64 differences, the catalog on MLX 0.32.4
-(untagged scenarios pass; NotEqual's vmap defect is present where only b is
-batched), the comparisons' own VJPs are zero in MLX, planted wrong VJPs are caught
+(untagged scenarios pass; NotEqual's and BitwiseBinary's vmap defects are present
+where only b is batched), the comparisons' own VJPs are zero in MLX, planted wrong VJPs are caught
 (routing swapped, a nonzero gradient for the condition, only at a 0-d operand, only
 for a strided view, only in bfloat16, only for a zero-size input, a tie routed to the
 other branch), and the strategies keep their promises."""
@@ -100,6 +100,17 @@ def test_not_equal_vmap_defect_is_what_mlx_does():
     assert shapes == {"not_equal": (2, 2, 2), "equal": (2, 2)}
     assert {s.name for s in ops.get("not_equal").catalog_scenarios() if s.defect_tags} == {
         "compare/not_equal/bfloat16/strided/wrt_b", "compare/not_equal/own/broadcast/wrt_b"}
+
+
+@needs_pinned_mlx()
+def test_bitwise_vmap_defect_is_what_mlx_does():
+    """BitwiseBinary::vmap sizes its output like the first operand: with a unbatched and b
+    batched, one row comes back for a batch of two (and the values are wrong)."""
+    import mlx.core as mx
+    a, b = mx.array([5, 6], dtype=mx.int32), mx.array([[3, 1], [2, 7]], dtype=mx.int32)
+    assert mx.vmap(lambda x: mx.bitwise_and(a, x))(b).shape == (1, 2)
+    assert mx.vmap(lambda x: mx.bitwise_and(x, a))(b).shape == (2, 2)
+    assert {s.name for s in ops.get("bitwise").catalog_scenarios() if s.defect_tags} == {"compare/bitwise/xor/wrt_b"}
 
 
 # --- planted wrong VJPs ----------------------------------------------------------------------------

@@ -81,9 +81,10 @@ PLUGIN = textwrap.dedent('''
         return f(ops["a"], ops["b"])
 
     base = gather_mm.OPS[0]
-    OPS = (dataclasses.replace(base, name="crash_op", mlx_call="vjp_test_plugin:crash", scenarios=None),
+    OPS = (dataclasses.replace(base, name="crash_op", mlx_call="vjp_test_plugin:crash", scenarios=None,
+                               error_inputs=None),
            dataclasses.replace(base, name="assign_op", mlx_call="vjp_test_plugin:assign_not_add",
-                               scenarios=None))
+                               scenarios=None, error_inputs=None))
 ''')
 
 

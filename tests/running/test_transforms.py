@@ -81,6 +81,12 @@ def test_wrong_while_traced_is_caught_by_compile():
     assert "grad:a" not in _failed(rec)      # eager is right
 
 
+def test_a_wrong_forward_mode_rule_is_caught_by_forward_mode_alone():
+    rec = _run(case("jvpwrong"))
+    assert _failed(rec) == {"jvp:forward"}
+    assert judge.judge(case("jvpwrong"), rec["checks"]).primary["oracle"] == "forward_mode"
+
+
 def test_wrong_only_for_complex():
     assert _run(case("complexed"))["status"] == "pass"
     rec = _run(case("complexed", COMPLEX, dtype="complex64"))

@@ -17,6 +17,7 @@ composes with grad, vmap and compile like a real rule):
   halfonly   right, plus 1 in bfloat16
   plain      2 a^2 g: wrong everywhere
   novmap     right, but the forward itself has no vmap rule (it raises under vmap)
+  jvpwrong   the VJP right, a forward-mode rule (mx.jvp) of 2 a^2 u
   refused    a forward MLX refuses at evaluation (gather_mm with indices in
              bfloat16 on the CPU) whose VJP never evaluates it, so it returns
              gradients for a call the forward refuses; refused_honest's VJP reads
@@ -117,6 +118,13 @@ def novmap(operands, params):
     return _cube(lambda a, g, y: 3 * _conj(mx, a) * _conj(mx, a) * g, no_rule)(operands["a"])
 
 
+def jvpwrong(operands, params):
+    import mlx.core as mx
+    f = _cube(lambda a, g, y: 3 * _conj(mx, a) * _conj(mx, a) * g)
+    f.jvp(lambda a, u: 2 * a * a * u)   # one primal: MLX passes the arrays themselves
+    return f(operands["a"])
+
+
 def _refusing(operands, reads_output):
     import mlx.core as mx
     idx = mx.array([0], dtype=mx.uint32)
@@ -140,7 +148,7 @@ BASE = OpInfo(name="cube_right", operands=("a",), differentiable=("a",), referen
               reference_vjp=reference_vjp, mlx_call=f"{ME}:right", rule="dy/da = 3 a^2",
               dtypes=("float32", "bfloat16"), complex=True)
 MUTANTS = ("right", "second", "raises2", "vmapped", "traced", "complexed", "halfonly", "plain",
-           "novmap", "refused", "refused_honest")
+           "novmap", "jvpwrong", "refused", "refused_honest")
 OPS = tuple(dataclasses.replace(BASE, name=f"cube_{m}", mlx_call=f"{ME}:{m}") for m in MUTANTS)
 
 

@@ -366,3 +366,13 @@ def test_the_catalog_table_is_this_codes_and_rebuilds_when_unreadable(tmp_path, 
             assert got.dtype == np.asarray(v).dtype and np.array_equal(got, v, equal_nan=True), (s.name, k)
         checked += 1
     assert checked > len(built.names) // 2
+
+
+def test_a_finding_no_index_lists_is_refused(tmp_path):
+    run = fx.run_dir(tmp_path / "r")
+    fz = fx.fuzz_dir(tmp_path / "f")
+    rec = next((fz / "findings").glob("*.json"))
+    (run / "findings").mkdir()
+    shutil.copy(rec, run / "findings" / rec.name)
+    rc, out, _ = check(_reman(run))
+    assert rc == 1 and "a finding that no findings.json lists" in out, out

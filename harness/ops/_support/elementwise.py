@@ -1,26 +1,27 @@
 """What the table-driven elementwise ops share (ops/elementwise.py, binary.py,
 comparison.py): where their values come from, the storage layouts their
-operands take, the cotangents, and the catalog's layout scenarios.
+operands take, the cotangents, the shapes their strategies draw.
 
 Values. Every real value lies on a 1/16 grid inside the op's `Domain`: a closed
-interval the function is smooth on, whose non-differentiable points (`kinks`:
-0 for abs and sign, the integers for floor and ceil, the half-integers for
-round) and whose edges (arccos at +-1, log at 0, tan at pi/2) are at least
-MARGIN away. MARGIN exceeds the largest step the float64 differences take
-around a value (3 * core/numeric.H0 = 3/16: a direction entry of 3 at the
-first step), so the transform oracles' references stay decided; scenarios AT
-a kink are the catalog's "/convention/" ones, written by the op. Complex
-values have both parts in +-[1/4, 3/4] (COMPLEX_PARTS): off the real axis, so
-off the cuts of log, sqrt, arccos, arccosh, arctanh on it; inside |Im z| < 1,
-so off the cuts of arcsin h and arctan on the imaginary axis; far from the
-poles of tan and tanh.
+interval the function is smooth on, whose non-differentiable points (`kinks`,
+any of: 0 for abs and sign, the integers for floor and ceil, the half-integers
+for round) and whose edges (arccos at +-1, log at 0, tan at pi/2) are at least
+a margin away, never less than MARGIN. MARGIN exceeds the largest step the
+float64 differences take around a value (3 * core/numeric.H0 = 3/16: a
+direction entry of 3 at the first step), so a kink never falls inside the
+differences the transform oracles take; scenarios AT a kink are the catalog's
+"/convention/" ones, written by the op. Complex values have both parts in
++-[1/4, 3/4] (COMPLEX_PARTS): off the real axis, so off the cuts of log,
+sqrt, arccos, arccosh and arctanh there; inside |Im z| < 1, so off the cuts of
+arcsinh and arctan on the imaginary axis; far from the poles of tan and tanh.
 
 Layouts (LAYOUTS): the logical operand MLX differentiates is a view onto
 storage it does not own: contiguous, transposed (axes reversed), strided (every
 other element from offset 1, the skipped ones large), reversed (negative steps:
-axis 0 reversed, the last axis read backwards with step 2), broadcast (a
-stride-0 leading axis) and singleton (an axis of size 1 inserted by
-expand_dims). The reference only ever sees the logical value (core/layout.py).
+the last axis read backwards with step -2, axis 0 reversed), both at once
+(strided_reversed), broadcast (a stride-0 leading axis), singleton (an axis of
+size 1 inserted by expand_dims) and both at once (broadcast_singleton). The
+reference only ever sees the logical value (core/layout.py).
 """
 from __future__ import annotations
 
