@@ -111,7 +111,9 @@ def plant(s, backward):
     """The scenario bound to a copy of its op record whose call has the mutant VJP."""
     original = opinfo.resolve(s.info.mlx_call)
     _PLANTED["call"] = _mutated(s, original, backward)
-    return dataclasses.replace(s, info=dataclasses.replace(s.info, mlx_call=DISPATCH))
+    # A numpy rule cannot be traced: the transform oracles (second order, vmap, compile) skip it.
+    info = dataclasses.replace(s.info, mlx_call=DISPATCH, second_order=False, vmap=False, compile=False)
+    return dataclasses.replace(s, info=info)
 
 
 _CATALOG: list = []
