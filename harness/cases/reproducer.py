@@ -57,7 +57,7 @@ try:
     mx.eval(got := dict(zip(want, [y, *grads])))
 except Exception as e:
     sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or {present})
-have = {{name: np.array(x.astype(mx.float32), dtype=np.float64) for name, x in got.items()}}
+have = {{name: {have} for name, x in got.items()}}
 bad = [name for name, w in want.items() if not ({close}{exact_test})]   # {agree}{exact_note}
 for name, w in want.items():
     print(f"{{name}}: MLX {{have[name].tolist()}}, float64 rule {{w.tolist()}}", "DIFFERS" if name in bad else "ok")
@@ -73,6 +73,8 @@ if os.environ.get("REPRO_CHILD") != "1":
              print(f"VERDICT: defect present (MLX ended the process: status {rc})") or 1)
 
 '''
+HAVE_REAL = "np.array(x.astype(mx.float32), dtype=np.float64)"
+HAVE_COMPLEX = "np.array(x.astype(mx.complex64 if x.dtype == mx.complex64 else mx.float32))"
 CLOSE = "have[name].shape == w.shape and np.allclose(have[name], w, rtol={rtol!r}, atol={atol!r}, equal_nan=True)"
 AGREE = "|MLX - rule| <= atol + rtol |rule|, NaN matches NaN"
 EXACT_NOTE = "; zeros exact"
@@ -84,10 +86,18 @@ class NotReproducible(ValueError):
 
 
 def literal(arr) -> str:
-    """A float64 numpy literal, exact (shortest round-trip repr), non-finite spelled out."""
-    a = np.asarray(arr, dtype=np.float64)
-    flat = ", ".join(_num(v) for v in a.ravel())
+    """A float64 (or complex128) numpy literal, exact (shortest round-trip repr),
+    non-finite spelled out."""
+    a = np.asarray(arr)
+    a = a.astype(np.complex128) if np.iscomplexobj(a) else a.astype(np.float64)
+    flat = ", ".join(_scalar(v) for v in a.ravel())
     return f"np.array([{flat}]).reshape({tuple(int(d) for d in a.shape)})"
+
+
+def _scalar(v) -> str:
+    if isinstance(v, (complex, np.complexfloating)):
+        return f"complex({_num(v.real)}, {_num(v.imag)})"
+    return _num(v)
 
 
 def _num(v: float) -> str:
@@ -117,9 +127,12 @@ def _operand(var: str, t, integer: bool) -> list:
         vals = ", ".join(str(int(x)) for x in layout.logical(t, np.int64).ravel())
         shape = tuple(int(d) for d in layout.logical(t, np.int64).shape)
         return [f"{var} = np.array([{vals}], dtype=np.int64).reshape({shape})"]
-    store = layout.storage(t)
-    vals = ", ".join(_num(x) for x in store.ravel())
-    lines = [f"{var} = mx.array([{vals}], dtype=mx.{t.dtype}).reshape({tuple(int(d) for d in store.shape)})"]
+    store = layout.storage(t, np.complex128 if t.dtype == "complex64" else np.float64)
+    vals = ", ".join(_scalar(x) for x in store.ravel())
+    # From a numpy array, as the harness hands operands over (host memory, then MLX's copy).
+    host = {"complex64": "np.complex64", "float64": "np.float64"}.get(t.dtype, "np.float32")
+    shape = tuple(int(d) for d in store.shape)
+    lines = [f"{var} = mx.array(np.array([{vals}], dtype={host}).reshape({shape}), dtype=mx.{t.dtype})"]
     if t.views:   # storage evaluated first, so the views are real views onto it
         lines.append(f"mx.eval({var})")
         lines += [_view(var, v) for v in t.views]
@@ -181,8 +194,13 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
     if s.objective != "vjp":
         raise NotReproducible(f"objective {s.objective!r} has no reproducer form")
     info = s.info
-    exp = {k: np.asarray(v, dtype=np.float64) for k, v in
-           (expected if expected is not None else expected_mod.expected(s)).items()}
+    if expected is not None and (any(t.dtype == "complex64" for t in s.operands.values())
+                                 or any(np.size(v) == 0 for v in expected.values())):
+        # A file's complex values are [re, im] pairs, and an empty array loses its trailing
+        # axes in JSON: recompute them (the same float64 numbers).
+        expected = None
+    exp = {k: _values(v) for k, v in (expected if expected is not None else expected_mod.expected(s)).items()}
+    cplx = any(np.iscomplexobj(v) for v in exp.values()) or any(t.dtype == "complex64" for t in s.operands.values())
     atol, rtol = checks.tolerance(s.dtype)
     doc = "\n".join(t for t in (_one_line(title), _one_line(description or s.description)) if t)
     head = HEAD.format(doc=doc, imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
@@ -196,8 +214,14 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
         want=", ".join([f'"forward": {literal(exp["forward"])}']
                        + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
         close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=EXACT_NOTE if exact else "",
-        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent})")
+        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent})",
+        have=HAVE_COMPLEX if cplx else HAVE_REAL)
     return head + call + body
+
+
+def _values(v) -> np.ndarray:
+    arr = np.asarray(v)
+    return arr.astype(np.complex128) if np.iscomplexobj(arr) else arr.astype(np.float64)
 
 
 def _inputs(s) -> list:
@@ -209,9 +233,10 @@ def _inputs(s) -> list:
 
 def _cotangent(s, exp) -> str:
     cot = expected_mod.cotangent(s, exp["forward"])
+    dtype = "complex64" if np.iscomplexobj(cot) else s.dtype   # a real input may give a complex output
     if np.all(cot == 1):
-        return f"mx.ones({tuple(int(d) for d in cot.shape)}, dtype=mx.{s.dtype})"
-    return f"mx.array({literal(cot)}, dtype=mx.{s.dtype})"
+        return f"mx.ones({tuple(int(d) for d in cot.shape)}, dtype=mx.{dtype})"
+    return f"mx.array({literal(cot)}, dtype=mx.{dtype})"
 
 
 def _call(s) -> tuple:

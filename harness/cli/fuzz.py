@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-from pathlib import Path
 
 from ..core.errors import UsageError
 from ..evidence import rundir

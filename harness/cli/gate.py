@@ -71,6 +71,9 @@ def parser() -> options.Parser:
                    help="MLX's own tests to run on both builds: python, cpp, both (default) or none")
     p.add_argument("--mlx-tests-filter", metavar="PATTERN",
                    help="only MLX tests whose id matches (a glob with * ? [, else a substring)")
+    p.add_argument("--hang-timeout", type=options.positive_float, default=G.HANG_S, metavar="SECONDS",
+                   help="a scenario or MLX test that shows no progress for this long is killed and "
+                        f"recorded as crashed, and the run goes on (default {G.HANG_S:g})")
     p.add_argument("--native-only", action="store_true",
                    help="only the C++ suite (gather_mm, gather_qmm): no Python bindings, harness or MLX tests")
     p.add_argument("--fuzz", type=options.positive_float, metavar="SECONDS",
@@ -180,6 +183,7 @@ def gate_main(args, project: Project, scenarios) -> int:
                      cache=args.cache, jobs=args.jobs, fresh=args.fresh, stages=stages,
                      mlx_tests_filter=args.mlx_tests_filter)
     gate.say = say
+    gate.hang_s = args.hang_timeout
     kind = "native-fuzz" if args.fuzz is not None else "native-gate"
     try:
         G.rundir.check_target(args.out, kind, args.replace)
@@ -382,14 +386,30 @@ def print_fuzz(summary: dict, campaigns: dict) -> None:
             c.print(f"  skipped {k['cases']} cases: {escape(k['reason'])}")
 
 
+def _terminate_as_interrupt():
+    """SIGTERM (a CI job cancelled, `kill`) ends the gate as Ctrl-C does: running commands
+    stopped, no half-written run directory or cache entry, one line, exit 130. Returns
+    the handler it replaced (None off the main thread)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+    return signal.signal(signal.SIGTERM, _raise)
+
+
 def main(argv=None, project: Project | None = None, scenarios=None) -> int:
     """The command line; `project` and `scenarios` let the tests drive a fixture library."""
     try:
         args = parser().parse_args(argv)
     except SystemExit as e:   # --help, or a usage error already told in one line
         return int(e.code or 0)
+    previous = None
     try:
         options.require("numpy", "rich", what="build_and_test.py")   # before any work
+        previous = _terminate_as_interrupt()
         return gate_main(args, project or G.nb.MLX, scenarios)
     except (G.InputError, BuildError, native_suite.NativeError, files.ScenarioFileError,
             options.UsageError) as e:
@@ -397,6 +417,10 @@ def main(argv=None, project: Project | None = None, scenarios=None) -> int:
         return 2
     except KeyboardInterrupt:
         return options.interrupted("build_and_test")
+    finally:
+        if previous is not None:
+            import signal
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -94,4 +94,6 @@ def not_a_program(name: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(print("cli/options.py is the command line's shared options, not a program: run `mlx-vjpcheck --help`", file=sys.stderr) or 2)
+    print("cli/options.py is the command line's shared options, not a program: run `mlx-vjpcheck --help`",
+          file=sys.stderr)
+    sys.exit(2)

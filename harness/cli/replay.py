@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import platform
 import sys
-from pathlib import Path
 
 from ..core.errors import UsageError
 from ..evidence import paths

@@ -197,4 +197,6 @@ def print_replay(outcomes: list) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(print("cli/terminal.py is the command line's output module, not a program: run `mlx-vjpcheck --help`", file=sys.stderr) or 2)
+    print("cli/terminal.py is the command line's output module, not a program: run `mlx-vjpcheck --help`",
+          file=sys.stderr)
+    sys.exit(2)

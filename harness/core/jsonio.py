@@ -25,10 +25,13 @@ def _name(x: float) -> str:
 
 
 def encode(obj):
-    """A copy of obj (dicts, lists, tuples, floats, numpy scalars) with every
-    non-finite float replaced by its tagged object."""
+    """A copy of obj (dicts, lists, tuples, floats, complex numbers, numpy scalars)
+    with every non-finite float replaced by its tagged object and every complex
+    number by its [re, im] pair."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else {KEY: _name(obj)}
+    if isinstance(obj, complex):   # a complex value is its [re, im] pair (the schemas' complex form)
+        return [encode(obj.real), encode(obj.imag)]
     if isinstance(obj, dict):
         return {k: encode(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -176,7 +176,7 @@ def accumulation(s, exp: dict) -> dict:
 
 
 def _add(acc: dict, key, col, weight) -> None:
-    col = np.abs(np.asarray(col, dtype=np.float64))
+    col = np.abs(np.asarray(col)).astype(np.float64)   # |complex| first: astype would drop the imaginary part
     n, m = acc.get(key, (np.zeros(col.shape, dtype=np.int64), np.zeros(col.shape)))
     acc[key] = (n + (col != 0), m + col * weight)
 

@@ -32,10 +32,11 @@ def main(argv=None) -> int:
         try:
             out = engine.run_case(s, device, msg.get("fd_seed", 0),
                                   on_stage=lambda name, done: channel.emit({"stage": name, "checks": done}))
-        except Exception:   # a harness bug must surface, never read as an MLX crash
+            answer = json.dumps({"outcome": engine.to_json(out, compact=out.status == "pass")})
+        except Exception:   # a harness bug (a value JSON cannot hold, too) must surface, never read as an MLX crash
             channel.emit({"harness_error": traceback.format_exc()})
             continue
-        channel.emit({"outcome": engine.to_json(out, compact=out.status == "pass")})
+        channel.emit(json.loads(answer))
     return 0
 
 

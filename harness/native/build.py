@@ -179,11 +179,17 @@ class Recorder:
             self.entries.append(entry)
         return entry
 
-    def run(self, cid: str, argv: list, cwd, env=None) -> dict:
+    def run(self, cid: str, argv: list, cwd, env=None, idle_timeout: float | None = None) -> dict:
+        """Run and record one command. `idle_timeout`: kill it (SIGKILL) when it has
+        written nothing to stdout for that many seconds -- a hang, recorded as such in its
+        stderr log, never a gate that waits forever."""
         t0 = time.perf_counter()
         try:
-            p = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True)
-            rc, out, err = p.returncode, p.stdout, p.stderr
+            if idle_timeout is None:
+                p = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True)
+                rc, out, err = p.returncode, p.stdout, p.stderr
+            else:
+                rc, out, err = watched([str(a) for a in argv], cwd, env, idle_timeout)
         except OSError as e:   # e.g. the compiler recorded in the build no longer exists
             rc, out, err = 127, "", f"{type(e).__name__}: {e}\n"
         return self._keep(cid, argv, cwd, rc, round(time.perf_counter() - t0, 3), out, err)
@@ -200,6 +206,45 @@ class Recorder:
 
     def save(self) -> None:
         atomic.write_json(self.root / paths.COMMANDS, sorted(self.entries, key=lambda e: e["id"]))
+
+
+HUNG = "no output for {:g} s: killed as hung"
+
+
+def watched(argv: list, cwd, env, idle_timeout: float) -> tuple:
+    """(returncode, stdout, stderr) of a process killed once its stdout stays silent for
+    idle_timeout seconds (the line "vjpcheck: no output for N s: killed as hung" is
+    appended to its stderr)."""
+    import signal as _signal
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err, last = [], [], [time.monotonic()]
+
+    def pump(stream, sink, mark):
+        for line in stream:
+            sink.append(line)
+            if mark:
+                last[0] = time.monotonic()
+    readers = [threading.Thread(target=pump, args=(proc.stdout, out, True), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err, False), daemon=True)]
+    for t in readers:
+        t.start()
+    hung = False
+    try:
+        while proc.poll() is None:
+            if time.monotonic() - last[0] > idle_timeout:
+                hung = True
+                proc.send_signal(_signal.SIGKILL)
+                break
+            time.sleep(0.2)
+        proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    for t in readers:
+        t.join(timeout=5)
+    text_err = "".join(err) + (f"vjpcheck: {HUNG.format(idle_timeout)}\n" if hung else "")
+    return proc.returncode, "".join(out), text_err
 
 
 def sha256_file(path) -> str:

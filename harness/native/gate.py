@@ -60,6 +60,9 @@ NATIVE_DIR = "native"                 # the C++ suite's results, comparison and 
 MLX_TESTS = "mlx-tests.json"
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl", ".ipp")
 PKG = __name__.split(".")[0]          # mlx_vjpcheck installed, harness from a checkout
+# A scenario or an MLX test that gives no sign of progress for this long is killed as hung
+# (recorded like a crash: the run resumes at the next one). build_and_test.py --hang-timeout.
+HANG_S = 600.0
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
@@ -174,6 +177,7 @@ class Gate:
     archive_sha256: str = ""
     bindings: nbind.Bindings | None = None
     say: object = None
+    hang_s: float = HANG_S
 
     @property
     def cache(self) -> Path:
@@ -372,23 +376,24 @@ def import_check(gate: Gate, variant: nvar.Variant) -> dict:
     return info
 
 
-def _execute(rec, cid_base: str, cwd, env=None):
+def _execute(rec, cid_base: str, cwd, env=None, idle_timeout: float | None = None):
     count = [0]
 
     def execute(argv, n=None):
         count[0] += 1
         cid = cid_base + (f"-{count[0]}" if count[0] > 1 else "")
-        e = rec.run(cid, argv, cwd, env=env)
+        e = rec.run(cid, argv, cwd, env=env, idle_timeout=idle_timeout)
         return (e["exit_code"], (rec.root / e["stdout"]).read_text(encoding="utf-8"),
                 (rec.root / e["stderr"]).read_text(encoding="utf-8"))
     return execute, count
 
 
-def run_harness(gate: Gate, variant: nvar.Variant, input_path: Path) -> native_suite.NativeRun:
+def run_harness(gate: Gate, variant: nvar.Variant, input_path: Path, cid: str | None = None) -> native_suite.NativeRun:
     """Every scenario through the scenario worker on this build; a dead worker is one
     crashed record and the next worker starts at the following scenario."""
     worker = f"{PKG}.running.worker"
-    execute, count = _execute(gate.rec, f"run-{variant.name}", PACKAGE_PARENT, python_env(variant, gate))
+    execute, count = _execute(gate.rec, cid or f"run-{variant.name}", PACKAGE_PARENT, python_env(variant, gate),
+                              gate.hang_s)
     with open(input_path, encoding="utf-8") as fh:
         names = [s["name"] for s in json.load(fh)["scenarios"]]
     run, start = native_suite.NativeRun(), 0
@@ -402,15 +407,15 @@ def run_harness(gate: Gate, variant: nvar.Variant, input_path: Path) -> native_s
     return run
 
 
-def run_native(gate: Gate, variant: nvar.Variant, input_path: Path, rec) -> tuple:
-    execute, count = _execute(rec, f"run-{variant.name}", gate.work)
+def run_native(gate: Gate, variant: nvar.Variant, input_path: Path, rec, cid: str | None = None) -> tuple:
+    execute, count = _execute(rec, cid or f"run-{variant.name}", gate.work, idle_timeout=gate.hang_s)
     try:
         run = native_suite.run_binary(variant.suite_binary, input_path, execute=execute)
     except native_suite.NativeError as e:   # dead before any scenario: keep the logs, exit 2
         raise StepFailed(f"the {variant.name} native suite {e}; see {{out}}/"
                          f"{gate.native_dir + '/' if gate.native_dir else ''}logs/run-{variant.name}"
                          f"{'-' + str(count[0]) if count[0] > 1 else ''}.err")
-    return run, fast_path(rec, variant.name, variant.suite_binary, gate.work)
+    return run, (fast_path(rec, variant.name, variant.suite_binary, gate.work) if cid is None else None)
 
 
 def fast_path(rec, variant: str, exe, cwd) -> dict | None:
@@ -432,7 +437,7 @@ def fast_path(rec, variant: str, exe, cwd) -> dict | None:
 def run_mlx_python(gate: Gate, variant: nvar.Variant) -> dict:
     cwd = gate.work / f"mlx-python-{variant.name}"
     cwd.mkdir(parents=True, exist_ok=True)
-    execute, _ = _execute(gate.rec, f"mlx-python-{variant.name}", cwd, python_env(variant, gate))
+    execute, _ = _execute(gate.rec, f"mlx-python-{variant.name}", cwd, python_env(variant, gate), gate.hang_s)
     try:
         return mlxtests.run_python(gate.src / "python" / "tests", execute, gate.mlx_tests_filter)
     except RuntimeError as e:
@@ -442,7 +447,9 @@ def run_mlx_python(gate: Gate, variant: nvar.Variant) -> dict:
 def run_mlx_cpp(gate: Gate, variant: nvar.Variant) -> dict:
     cwd = gate.work / f"mlx-cpp-{variant.name}"
     cwd.mkdir(parents=True, exist_ok=True)
-    execute, _ = _execute(gate.rec, f"mlx-cpp-{variant.name}", cwd, build_env(variant, gate))
+    # doctest reports into a file: its stdout is quiet, so the whole run gets the limit
+    execute, _ = _execute(gate.rec, f"mlx-cpp-{variant.name}", cwd, build_env(variant, gate),
+                          gate.hang_s * 3)
     try:
         out = mlxtests.run_cpp(variant.tests_binary, cwd, execute, gate.mlx_tests_filter)
     except RuntimeError as e:
@@ -552,13 +559,15 @@ def comparison(entries, runs: dict, units: list) -> dict:
             "skipped": [{"scenario": k, "reason": r} for k, r in skipped.items()]}
 
 
-def changed_ops(*comps) -> list:
-    """Ops with a scenario whose status differs between the builds."""
-    return sorted({r.get("op") for c in comps if c for r in c["rows"]
-                   if r["pristine"] != r["patched"] and r.get("op")})
+def changed_ops(*comps, reruns: dict | None = None) -> list:
+    """Ops with a scenario whose status differs between the builds (a change its reruns
+    show flaky does not count). `reruns`: {comparison index: scenario reruns}."""
+    return sorted({r.get("op") for i, c in enumerate(comps) if c for r in c["rows"]
+                   if r["pristine"] != r["patched"] and r.get("op")
+                   and confirmed_scenario((reruns or {}).get(i), r["scenario"])})
 
 
-def resolve_scope(fixes, comps, mlx_rows=()) -> dict:
+def resolve_scope(fixes, comps, mlx_rows=(), reruns: dict | None = None) -> dict:
     """The ops the patch is held to fix. `fixes`: None (auto: the ops whose scenarios
     change, and all of TARGET when one of them does), "none", or a list of ops.
     Returns {"ops", "how", "strict": ops whose every expected defect must reproduce}."""
@@ -566,7 +575,7 @@ def resolve_scope(fixes, comps, mlx_rows=()) -> dict:
         return {"ops": [], "how": "none (--fixes none)", "strict": []}
     if fixes:
         return {"ops": sorted(fixes), "how": "--fixes", "strict": sorted(fixes)}
-    ops = set(changed_ops(*comps))
+    ops = set(changed_ops(*comps, reruns=reruns))
     if ops & set(TARGET):
         ops |= set(TARGET)
     return {"ops": sorted(ops), "how": "auto: the ops whose scenarios change"
@@ -574,7 +583,16 @@ def resolve_scope(fixes, comps, mlx_rows=()) -> dict:
             "strict": sorted(ops & set(TARGET))}
 
 
-def judge(comp: dict, scope: dict, fails: dict | None = None) -> dict:
+RERUNS = 2
+
+
+def confirmed_scenario(reruns: dict | None, name: str) -> bool:
+    """A regression stands unless its reruns show it flaky (no reruns recorded: it stands)."""
+    seen = (reruns or {}).get(name)
+    return seen is None or bool(seen.get("confirmed"))
+
+
+def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | None = None) -> dict:
     """What the rows say under the scope: lists of scenario names per finding. `fails`
     (failing_oracles): which oracles each non-passing record fails; without it every
     failure counts as one of the gradient rules' own."""
@@ -590,10 +608,15 @@ def judge(comp: dict, scope: dict, fails: dict | None = None) -> dict:
         # an expected defect of a strict op that the pristine build does not show
         "missed": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") in strict],
         "absent": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") not in strict],
-        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and held(r)],
+        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and held(r)
+                    and confirmed_scenario(reruns, r["scenario"])],
         "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass" and not held(r)],
-        "regressed": [r["scenario"] for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"],
-        "fixed": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] == "pass"],
+        "regressed": [r["scenario"] for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"
+                      and confirmed_scenario(reruns, r["scenario"])],
+        "flaky": [r["scenario"] for r in rows if (r["pristine"] == "pass") != (r["patched"] == "pass")
+                  and not confirmed_scenario(reruns, r["scenario"])],
+        "fixed": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] == "pass"
+                  and confirmed_scenario(reruns, r["scenario"])],
         "pre_existing": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] != "pass"
                          and r not in scoped],
         "passing_pristine": sum(r["pristine"] == "pass" for r in rows),
@@ -601,11 +624,12 @@ def judge(comp: dict, scope: dict, fails: dict | None = None) -> dict:
     }
 
 
-def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails: dict | None = None) -> tuple:
+def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails: dict | None = None,
+            reruns: dict | None = None) -> tuple:
     """(exit code, one line) for one comparison under the scope (default: auto from this
     comparison alone)."""
     scope = scope or resolve_scope(None, [comp])
-    j = judge(comp, scope, fails)
+    j = judge(comp, scope, fails, reruns)
     if not j["rows"]:
         return 1, f"{what}: no scenario ran"
     fp = comp.get("fast_path") or {}
@@ -625,7 +649,8 @@ def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails:
             + f"; {len(j['pre_existing'])} fail on both (pre-existing)"
             + (f"; {len(j['other_rules'])} of the scope's fail on both only in oracles of other rules "
                f"(second order, vmap, ...)" if j["other_rules"] else "")
-            + (f"; {len(j['fixed'])} fixed" if j["fixed"] else ""))
+            + (f"; {len(j['fixed'])} fixed" if j["fixed"] else "")
+            + (f"; {len(j['flaky'])} flaky (the change did not come back on its reruns)" if j["flaky"] else ""))
     bad = []
     if missed:
         bad.append(f"not reproduced on pristine: {missed[0]}" + (f" (+{len(missed) - 1})" if len(missed) > 1 else ""))
@@ -642,19 +667,21 @@ def overall(outcome: dict, scope_arg=None) -> tuple:
     """(exit code, scope, [lines]) over every stage that ran."""
     comps = [outcome.get("comparison"), outcome.get("native_comparison")]
     mlx_rows = outcome.get("mlx_tests", {}).get("rows", [])
-    scope = resolve_scope(scope_arg, [c for c in comps if c], mlx_rows)
-    codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
     fails = (outcome.get("gate") or {}).get("failing") or {}
+    reruns = (outcome.get("gate") or {}).get("scenario_reruns") or {}
+    scope = resolve_scope(scope_arg, comps, mlx_rows, {0: reruns.get("harness"), 1: reruns.get("native")})
+    codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
     for comp, what in ((outcome.get("comparison"), "harness"), (outcome.get("native_comparison"), "native")):
         if comp is not None:
-            c, line = verdict(comp, scope, what, fails.get(what))
+            c, line = verdict(comp, scope, what, fails.get(what), reruns.get(what))
             codes.append(c)
             lines.append(line)
     if "mlx_tests" in outcome:
         ok, line = mlxtests.verdict(mlx_rows, (outcome.get("gate") or {}).get("mlx_test_reruns"))
         codes.append(0 if ok else 1)
         lines.append(line)
-    changed = bool(changed_ops(*[c for c in comps if c])) or any(r["change"] for r in mlx_rows)
+    changed = bool(changed_ops(*comps, reruns={0: reruns.get("harness"), 1: reruns.get("native")})) \
+        or any(r["change"] for r in mlx_rows)
     if scope_arg != "none" and not changed:
         codes.append(1)
         lines.append("the patch changes no scenario's and no MLX test's outcome (pass --fixes none "
@@ -741,19 +768,50 @@ def rerun_test(gate: Gate, built: dict, suite: str, test: str, variant: str) -> 
     if suite == "python":
         ids = cwd / f"ids-{n}.json"
         ids.write_text(json.dumps([test]), encoding="utf-8")
-        execute, _ = _execute(gate.rec, base, cwd, python_env(b, gate))
+        execute, _ = _execute(gate.rec, base, cwd, python_env(b, gate), gate.hang_s)
         try:
             got = mlxtests.run_python(gate.src / "python" / "tests", execute, None, ids_file=ids)
         except RuntimeError:
             return None
     else:
-        execute, _ = _execute(gate.rec, base, cwd, build_env(b, gate))
+        execute, _ = _execute(gate.rec, base, cwd, build_env(b, gate), gate.hang_s * 3)
         try:
             got = mlxtests.run_cpp(b.tests_binary, cwd, execute, only=test)
         except RuntimeError:
             return None
         got.pop("xml", None)
     return (got["tests"].get(test) or {}).get("outcome")
+
+
+def confirm_regressions(gate: Gate, built: dict, comp: dict, scenarios: list, stage: str, native_rec) -> dict:
+    """Every scenario that passes pristine and not patched, and every one of an op outside
+    TARGET that passes patched and not pristine (those decide the automatic scope), run
+    again RERUNS times on each build in fresh processes: {scenario: {"pristine":
+    [statuses], "patched": [...], "confirmed": bool}}. Confirmed when every rerun passes
+    or fails as its build did the first time: a change the patch makes comes back every
+    time; a hang or a race does not (it is listed as flaky, and neither blamed on the
+    patch nor credited to it)."""
+    rows = {r["scenario"]: r for r in comp["rows"]
+            if (r["pristine"] == "pass" and r["patched"] != "pass")
+            or (r["pristine"] != "pass" and r["patched"] == "pass" and r.get("op") not in TARGET)}
+    names = list(rows)
+    if not names:
+        return {}
+    _say(gate, f"{stage}: running the {len(names)} scenarios whose outcome the patch changes again "
+               f"(regressions, and fixes outside {', '.join(TARGET)}), {RERUNS} times on each build")
+    by = {s.name: s for s in scenarios}
+    path = native_suite.write_input([by[n] for n in names if n in by], gate.work / f"rerun-{stage}.json")
+    seen = {n: {v: [] for v in VARIANTS} for n in names}
+    for k in range(RERUNS):
+        for v in VARIANTS:
+            cid = f"rerun-{stage}-{v}-{k + 1}"
+            run = run_harness(gate, built[v], path, cid) if stage == "harness" else \
+                run_native(gate, built[v], path, native_rec, cid)[0]
+            got = {r["scenario"]: r.get("status") for r in run.records}
+            for n in names:
+                seen[n][v].append(got.get(n))
+    same = lambda n, v: all((x == "pass") == (rows[n][v] == "pass") for x in seen[n][v])  # noqa: E731
+    return {n: dict(d, confirmed=same(n, "pristine") and same(n, "patched")) for n, d in seen.items()}
 
 
 def mlx_tests_document(results: dict, gate: Gate, built: dict | None = None) -> dict:
@@ -800,11 +858,13 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
                                for v, b in built.items()},
                     "stages": list(gate.stages)}}
     failing_by = out["gate"]["failing"] = {}
+    reruns = out["gate"]["scenario_reruns"] = {}
     if "harness" in gate.stages:
         runs = {v: results[("harness", v)] for v in VARIANTS}
         out["results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"gate-{v}") for v in VARIANTS}
         out["comparison"] = comparison(entries, runs, list(gate.touched))
         failing_by["harness"] = failing_oracles(runs)
+        reruns["harness"] = confirm_regressions(gate, built, out["comparison"], scenarios, "harness", native_rec)
     if "native" in gate.stages:
         runs = {v: results[("native", v)][0] for v in VARIANTS}
         out["native_results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}")
@@ -813,6 +873,7 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
         out["native_comparison"] = comp
         failing_by["native"] = failing_oracles(runs)
+        reruns["native"] = confirm_regressions(gate, built, comp, scenarios, "native", native_rec)
     if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
         out["mlx_tests"], out["gate"]["mlx_test_reruns"] = mlx_tests_document(results, gate, built)
     return out

@@ -381,7 +381,7 @@ def confirm(rows: list, rerun) -> dict:
     """Each regression (a test passing pristine, not patched) run again RERUNS times on each
     build by itself: `rerun(suite, test, variant) -> outcome`. Returns {suite:test:
     {"pristine": [...], "patched": [...], "confirmed": bool}}: a regression is confirmed
-    when every rerun on pristine passes and a rerun on patched does not; otherwise it is
+    when every rerun on pristine passes and none on patched does; otherwise it is
     flaky (timing or order dependent: not the patch's doing). The rows stay as the two
     full runs give them."""
     out = {}
@@ -394,7 +394,7 @@ def confirm(rows: list, rerun) -> dict:
 
 
 def confirmed(seen: dict) -> bool:
-    return all(o in GOOD for o in seen["pristine"]) and any(o not in GOOD for o in seen["patched"])
+    return all(o in GOOD for o in seen["pristine"]) and all(o not in GOOD for o in seen["patched"])
 
 
 def flaky(row: dict, reruns: dict | None) -> bool:

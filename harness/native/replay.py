@@ -137,6 +137,7 @@ def main(args, project, say, check) -> int:
         gate = G.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
                          fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"])
         gate.say = say
+        gate.hang_s = getattr(args, "hang_timeout", G.HANG_S)
         if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != G.nb.sha256_file(gate.archive):
             say("note: this libmlx.a differs from the recorded one (another build of the same commit)")
         say(f"replaying {args.replay}: commit {rec['commit'][:12]}, --opt {rec['opt']}, "

@@ -7,6 +7,13 @@ alpha and beta are params (dyadic, so the products stay exact). The catalog
 covers the scalings, c as a full matrix, a row, a column and a 0-d value,
 batches, an empty inner dimension, operands stored transposed, strided or
 broadcast, and complex operands. The MLX call is ops/repro/addmm.py.
+
+Known defect (MLX 0.32.4, forward mode only): AddMM::jvp ignores alpha and beta,
+so every float32 call with either other than 1 fails the forward-mode check
+(tagged "jvp_ignores_scale"); complex addmm does not use the AddMM primitive. In
+half precision forward mode is not judged, so there the strategy keeps alpha and
+beta at 1 (the defect could only show as an unconfirmed disagreement of mx.jvp
+with the VJP) and the catalog's scaled float16 call checks the VJP alone.
 """
 from __future__ import annotations
 
@@ -90,7 +97,8 @@ def scenarios() -> list:
 def _untagged(s):
     """alpha and beta in half precision: forward mode is not judged there (no stated bound),
     so the JVP defect cannot show and the call checks the scaled VJP alone."""
-    return dataclasses.replace(s, defect_tags=(), description="the scaled VJP in float16 (forward mode not judged)")
+    return dataclasses.replace(s, defect_tags=(),
+                               description="the scaled VJP in float16 (forward mode not judged)")
 
 
 # --- fuzz strategy -------------------------------------------------------------------------------
@@ -103,6 +111,8 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     ops = {name: draw_layout(draw, with_imaginary(draw, V(s, draw(D.irange(0, 2**16))), dtype), dtype)[0]
            for name, s in shapes.items()}
     params = {"alpha": draw(D.choice(SCALES)), "beta": draw(D.choice(SCALES))}
+    if dtype in ("float16", "bfloat16"):   # forward mode is not judged in half precision, so AddMM::jvp's
+        params = {"alpha": 1.0, "beta": 1.0}   # known scaling defect could only show unconfirmed there
     y = reference(logical_inputs(ops), params)
     cot, mode = D.cotangent(draw, np.shape(y), dtype)
     wrt = draw(D.choice(tuple(D.nonempty_subsets(("c", "a", "b")))))
@@ -120,6 +130,6 @@ OPS = (OpInfo(
     name=OP, summary="mx.addmm (AddMM): alpha and beta, c broadcast, batches, zero K, views, complex",
     operands=("c", "a", "b"), differentiable=("c", "a", "b"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.addmm:mlx_call", call_expression=call_expression,
-    primitives=("AddMM", "Broadcast"), dtypes=("float32", "float16", "bfloat16"), complex=True,
+    primitives=("AddMM", "Broadcast", "Matmul", "Multiply", "Add"),   # complex: matmul, scale, add dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="d a = alpha g @ conj(b)^T, d b = alpha conj(a)^T @ g, d c = beta g summed over c's broadcast axes"),)

@@ -72,7 +72,8 @@ def _record(name, index, rows, expression, primitives) -> OpInfo:
         out = [case(name, row, {"a": laid_out(distinct(shape, k), lay)[0]}, params, reference=reference, seed=k,
                     family="sort", desc=desc, fd="weighted" in row and k % 2 == 1)
                for k, (row, shape, lay, params, desc) in enumerate(rows)]
-        return out + in_half_precision(out, picks=1) + in_half_precision([s for s in out if "weighted" in s.name], 1)
+        weighted = [s for s in out if "weighted" in s.name]
+        return out + in_half_precision(out, picks=1) + in_half_precision(weighted, picks=1)
 
     def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
         dtype = draw(D.choice(tuple(d for d in dtypes if d != "complex64") or ("float32",)))
@@ -106,6 +107,6 @@ def _argpartition_call(params, names):
     return E.call("mx.take", part, f"mx.array([{params['kth']}])", axis=E.lit(params.get("axis", -1)))
 
 
-OPS = (_record("argsort", argsort_index, ARGSORT_ROWS, _argsort_call, ("ArgSort", "AsType", "Multiply")),
+OPS = (_record("argsort", argsort_index, ARGSORT_ROWS, _argsort_call, ("ArgSort", "AsType", "Multiply", "Reshape")),
        _record("argpartition", argpartition_index, ARGPARTITION_ROWS, _argpartition_call,
                ("ArgPartition", "Gather", "AsType", "Multiply")))

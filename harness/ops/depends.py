@@ -75,8 +75,8 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     names = ("a", "b") if form == "single" else ("a", "b", "c")
     shapes = {"a": shape, "b": shape if form == "pair" else (draw(D.irange(1, 3)),),
               "c": (draw(D.irange(1, 3)),)}
-    ops = {n: draw_layout(draw, V(shapes[n], draw(D.irange(0, 2**16))) + (1j if dtype == "complex64" else 0), dtype)[0]
-           for n in names}
+    imag = 1j if dtype == "complex64" else 0
+    ops = {n: draw_layout(draw, V(shapes[n], draw(D.irange(0, 2**16))) + imag, dtype)[0] for n in names}
     y = reference(logical_inputs(ops), {"form": form})
     cot, mode = D.cotangent(draw, np.shape(y), dtype)
     wrt = draw(D.choice(tuple(D.nonempty_subsets(names))))
@@ -87,7 +87,8 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
 def call_expression(params, names) -> str:
     if params.get("form", "single") == "single":
         return E.call("mx.depends", f"[{names['a']}]", f"[{names['b']}]") + "[0]"
-    return f"(lambda o: o[0] + 2 * o[1])({E.call('mx.depends', f'[{names[chr(97)]}, {names[chr(98)]}]', f'[{names[chr(99)]}]')})"
+    inputs, dependencies = f"[{names['a']}, {names['b']}]", f"[{names['c']}]"
+    return f"(lambda o: o[0] + 2 * o[1])({E.call('mx.depends', inputs, dependencies)})"
 
 
 OPS = (OpInfo(

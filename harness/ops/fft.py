@@ -1,7 +1,7 @@
 """The FFTs, one table: mx.fft.fft, ifft, rfft, irfft (n, axis, norm) and fft2, fftn,
 ifftn, rfftn, irfftn (s, axes, norm); MLX's FFT primitive, with Slice or
 SliceUpdate where n (s) truncates or pads and AsType where a real input is
-made complex.
+made complex (Multiply for the "ortho" and "forward" scalings).
 
 Complex outputs are judged as they are: the objective is MLX's real pairing
 L = Re sum(conj(g) * y) with a complex cotangent g (running/execute.py), whose
@@ -22,6 +22,11 @@ transforms, a mask halving or doubling the bins a real signal uses twice:
 the cases that exercise it are odd and even lengths, padding, truncation,
 every norm, several axes, and non-contiguous operands. The MLX calls are
 ops/repro/fft.py, one function per op.
+
+Known defect (MLX 0.32.4, forward mode only): FFT::jvp calls irfftn without the
+output length, which then defaults to 2 (m - 1), so an irfft or irfftn with an
+odd output length has a tangent one element short on that axis (tagged
+"odd_length_jvp"; the VJP is right).
 """
 from __future__ import annotations
 
@@ -134,6 +139,11 @@ MANY = (
 TAGS = {("irfft", "n_odd"): ("odd_length_jvp",), ("irfftn", "s_padded_truncated"): ("odd_length_jvp",)}
 
 
+# The inverse and two-axis forms share FFT::vjp's paths with fft and fftn: their first rows
+# (flags and lengths) suffice, which keeps the catalog's cost in check.
+ROWS_OF = {"ifft": 6, "fft2": 4, "ifftn": 5}
+
+
 def _values(shape, seed, complex_=False):
     v = seeded_ints(tuple(shape), 500 + seed)
     return v + 1j * seeded_ints(tuple(shape), 550 + seed) if complex_ else v
@@ -143,14 +153,14 @@ def _scenarios(t: Transform):
     forward = _reference(t)
 
     def build():
-        rows = ONE if t.form == "one" else MANY
+        rows = (ONE if t.form == "one" else MANY)[: ROWS_OF.get(t.name)]
         out = []
         for k, (name, shape, lay, params, desc) in enumerate(rows):
             a = laid_out(_values(shape, k), lay)[0]
             out.append(case(t.name, name, {"a": a}, params, reference=forward, seed=k, family="fft", desc=desc,
                             fd=k == 0, tags=TAGS.get((t.name, name), ())))
         if not t.real_input:
-            for k in (0, 5):
+            for k in sorted({0, min(5, len(rows) - 1)}):
                 name, shape, lay, params, desc = rows[k]
                 a = laid_out(_values(shape, 20 + k, True), lay, "complex64")[0]
                 out.append(case(t.name, f"complex/{name}", {"a": a}, params, reference=forward, seed=20 + k,
@@ -200,7 +210,7 @@ def _record(t: Transform) -> OpInfo:
     return OpInfo(
         name=t.name, summary=t.summary, operands=("a",), differentiable=("a",), reference=_reference(t),
         reference_vjp=_reference_vjp(t), multilinear=True, mlx_call=f".ops.repro.fft:{t.name}",
-        call_expression=_expression(t), primitives=("FFT", "AsType", "Slice", "SliceUpdate", "Pad"),
+        call_expression=_expression(t), primitives=("FFT", "AsType", "Slice", "SliceUpdate", "Multiply"),
         dtypes=FLOATS, complex=not t.real_input, scenarios=_scenarios(t), strategy=_strategy(t),
         rule="linear: d a = the adjoint of the transform applied to g (MLX's packing dL/dRe + i dL/dIm; "
              "a real operand takes the real part)")

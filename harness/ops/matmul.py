@@ -58,7 +58,7 @@ ROWS = (
     ("zero_size/inner", ((2, 0), "contiguous"), ((0, 3), "contiguous"), None,
      "K = 0: the output is zeros, the gradients are empty"),
     ("zero_size/rows", ((0, 3), "contiguous"), ((3, 2), "contiguous"), None, "M = 0"),
-    ("transposed_left", ((2, 3), "transposed"), ((3, 2), "contiguous"), None, "a stored transposed"),
+    ("transposed_left", ((2, 3), "transposed"), ((3, 3), "contiguous"), None, "a stored transposed"),
     ("strided_right", ((2, 3), "contiguous"), ((3, 2), "strided"), None, ""),
     ("reversed_both", ((2, 3), "reversed"), ((3, 2), "reversed"), None, "negative strides"),
     ("broadcast_batch_view", ((3, 2, 2), "broadcast"), ((3, 2, 2), "window"), None,

@@ -206,6 +206,10 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
         acc = expected.accumulation(s, exp)
     except numeric.ReferenceUndecided as e:   # the reference cannot judge: say so, run nothing
         raise Unjudgeable(f"reference undecided: {e}"[:500]) from None
+    except (ValueError, IndexError, TypeError, ZeroDivisionError) as e:
+        # Inputs the float64 reference cannot take (a shape it does not model): no verdict,
+        # and said so; never a dead worker read as an MLX crash.
+        raise Unjudgeable(f"the float64 reference rejects the inputs: {error_text(e)}"[:500]) from None
     stage("forward", [])
     try:
         call = Call(s)

@@ -142,7 +142,8 @@ def _check_problem(name: str, recorded: dict | None, ms: list) -> str | None:
         return f"{name}: not measured again"
     if bool(m.get("passed")) != bool(recorded.get("passed")):
         return f"{name}: {'pass' if recorded.get('passed') else 'fail'} -> {'pass' if m.get('passed') else 'fail'}"
-    return f"{name}: {'passes' if m.get('passed') else 'fails'} again, but with other values (beyond the check's tolerance)"
+    verb = "passes" if m.get("passed") else "fails"
+    return f"{name}: {verb} again, but with other values (beyond the check's tolerance)"
 
 
 def _same_error(recorded: dict, m: dict) -> bool:
@@ -301,11 +302,11 @@ def worker_main(argv=None) -> int:
     channel.emit({"ready": True})
     for line in sys.stdin:
         try:
-            rec = _measure(json.loads(line), device)
-        except Exception:   # a harness bug must surface, never read as an MLX crash
+            answer = json.dumps({"record": _measure(json.loads(line), device)})
+        except Exception:   # a harness bug (a value JSON cannot hold, too) must surface, never read as an MLX crash
             channel.emit({"harness_error": traceback.format_exc()})
             continue
-        channel.emit({"record": rec})
+        channel.emit(json.loads(answer))
     return 0
 
 

@@ -22,8 +22,15 @@ WORKER = __name__.rsplit(".", 1)[0] + ".worker"
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _crash_record(s, device: str, rc: int, stderr: str) -> dict:
+# A scenario that takes longer than this is killed and recorded as crashed: MLX can
+# spin forever (a sum over a zero-length axis of host memory, on 0.32.4's CPU).
+SCENARIO_TIMEOUT_S = 120.0
+
+
+def _crash_record(s, device: str, rc: int, stderr: str, timed_out: bool = False) -> dict:
     how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
+    if timed_out:
+        how = f"timed out after {SCENARIO_TIMEOUT_S:g} s"
     tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
     return {"scenario": s.name, "device": device, "checks": [], "status": verdict.status([], crashed=True),
             "error": f"process died ({how})" + (f": {tail[0][:300]}" if tail else ""),
@@ -75,13 +82,16 @@ def _one_worker(scenarios, path, device, start, records, on_record) -> int:
     with tempfile.TemporaryFile(mode="w+") as err:   # a file: a full pipe cannot stall the worker
         proc = subprocess.Popen([sys.executable, "-m", WORKER, path, device, str(start)],
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=PACKAGE_PARENT)
+        watchdog = _Watchdog(proc)
         try:
-            current = _read(proc, records, on_record)
+            current = _read(proc, records, on_record, watchdog)
             rc = proc.wait()
         except BaseException:   # interrupted: the worker ignores SIGINT, so end it here
             proc.kill()
             proc.wait()
             raise
+        finally:
+            watchdog.stop()
         err.seek(0)
         stderr = err.read()
     if current is None:
@@ -89,21 +99,52 @@ def _one_worker(scenarios, path, device, start, records, on_record) -> int:
             raise WorkerError(f"the worker failed before running a scenario (exit {rc}): "
                               f"{(stderr.strip().splitlines() or ['(no output)'])[-1]}")
         return len(scenarios)
-    rec = _crash_record(scenarios[current], device, rc, stderr)
+    rec = _crash_record(scenarios[current], device, rc, stderr, watchdog.fired)
     records.append(rec)
     if on_record:
         on_record(rec)
     return current + 1
 
 
-def _read(proc, records, on_record):
+class _Watchdog:
+    """Kills the worker when one scenario runs past SCENARIO_TIMEOUT_S."""
+
+    def __init__(self, proc):
+        import threading
+        self.proc, self.fired, self._timer = proc, False, None
+        self._lock = threading.Lock()
+
+    def arm(self):
+        import threading
+        with self._lock:
+            self._cancel()
+            self._timer = threading.Timer(SCENARIO_TIMEOUT_S, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self):
+        self.fired = True
+        self.proc.kill()
+
+    def _cancel(self):
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def stop(self):
+        with self._lock:
+            self._cancel()
+
+
+def _read(proc, records, on_record, watchdog):
     """Collect the worker's records; the index of a scenario it started but did not finish."""
     current = None
     for line in proc.stdout:
         msg = json.loads(line)
         if "start" in msg:
             current = msg["start"]
+            watchdog.arm()
         else:
+            watchdog.stop()
             records.append(msg["record"])
             if on_record:
                 on_record(msg["record"])

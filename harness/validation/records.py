@@ -18,7 +18,10 @@ from ..evidence import results
 from ..judging import judge, oracles, rechecks
 from . import catalog_table, parallel
 
-DTYPES = ("float32", "float16", "bfloat16", "float64", "uint32", "int32", "int64", "uint8", "bool")
+# What a tensor of a scenario can be: MLX's floating and complex dtypes, and the integer
+# and boolean ones index arrays, codes and masks use.
+DTYPES = ("float32", "float16", "bfloat16", "float64", "complex64", "uint8", "uint16", "uint32", "uint64",
+          "int8", "int16", "int32", "int64", "bool")
 agree = rechecks.agree   # recorded vs recomputed float64 values (used by the fuzz and native checks)
 
 

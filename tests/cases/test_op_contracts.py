@@ -23,7 +23,7 @@ import pytest
 from helpers import wrong_vjp as W
 from mlx_vjpcheck import ops
 from mlx_vjpcheck.cases import catalog, expected, reproducer
-from mlx_vjpcheck.core import numeric
+from mlx_vjpcheck.core import numeric, verdict
 from mlx_vjpcheck.running import devices, execute
 
 OPS = [n for n in ops.names() if ops.get(n).has_vjp]   # an op without a VJP has no rule to test
@@ -34,8 +34,8 @@ def _scenarios(op):
 
 
 def _smallest_plain(op):
-    """The op's smallest catalog scenario with a plain VJP objective."""
-    plain = [s for s in _scenarios(op) if s.objective == "vjp"]
+    """The op's smallest catalog scenario with a plain VJP objective (not an error input)."""
+    plain = [s for s in _scenarios(op) if s.objective == "vjp" and not s.must_refuse]
     return min(plain, key=lambda s: (_size(s), s.name))
 
 
@@ -47,7 +47,9 @@ def test_a_reproducer_renders_runs_standalone_and_agrees_with_the_harness(op, tm
     proc = subprocess.run([sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     devices.select("cpu")
-    status = execute.run(s, "cpu")["status"]
+    rec = execute.run(s, "cpu")
+    # A reproducer checks the first-order VJP against the rule: the reference oracle's verdict.
+    status = verdict.status([c for c in rec["checks"] if c["kind"] == "reference"], rec["error"])
     want = {"pass": 0, "fail": 1, "error": 1}.get(status)
     assert proc.returncode == want, (s.name, status, proc.stdout[-1500:] + proc.stderr[-1500:])
 
@@ -78,9 +80,19 @@ MUTANTS = {
 }
 
 
+def _zero_rule(op) -> bool:
+    """The op's rule gives zero gradients on every catalog scenario (floor, sign, a
+    comparison): scaling or dropping a zero gradient changes nothing to reject."""
+    grads = [v for s in _scenarios(op) if not s.must_refuse
+             for k, v in expected.expected(s).items() if k.startswith("grad:")]
+    return bool(grads) and not any(np.any(g) for g in grads)
+
+
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 @pytest.mark.parametrize("op", OPS)
 def test_a_wrong_vjp_is_rejected(op, mutant):
+    if mutant != "shifted" and _zero_rule(op):
+        pytest.skip(f"{op}'s gradients are all zero: a {mutant} VJP is the same rule (the shifted one is not)")
     caught = W.caught(op, MUTANTS[mutant], first_only=True)
     assert caught, f"{op}: the {mutant} VJP passed every catalog scenario that passes honestly"
 
@@ -138,9 +150,15 @@ def _against_differences(info, s, rtol) -> bool | None:
 def test_hand_written_vjp_agrees_with_differences(op):
     info = ops.get(op)
     scenarios = _scenarios(op)
-    if op not in WHOLE_CATALOG:
-        scenarios = sorted(scenarios, key=lambda s: (_size(s), s.name))[:SMALLEST]
-    verdicts = {s.name: _against_differences(info, s, WHOLE_CATALOG.get(op, 1e-7)) for s in scenarios}
+    scenarios = [s for s in scenarios if not s.must_refuse]
+    verdicts = {}
+    if op in WHOLE_CATALOG:
+        verdicts = {s.name: _against_differences(info, s, WHOLE_CATALOG[op]) for s in scenarios}
+    else:   # smallest first, until SMALLEST decided (near a domain's edge differences may not decide)
+        for s in sorted(scenarios, key=lambda s: (_size(s), s.name))[:4 * SMALLEST]:
+            verdicts[s.name] = _against_differences(info, s, 1e-7)
+            if sum(ok is True for ok in verdicts.values()) >= SMALLEST:
+                break
     assert [n for n, ok in verdicts.items() if ok is False] == []
     decided = sum(ok is True for ok in verdicts.values())
     assert decided >= (15 if op in WHOLE_CATALOG else min(3, len(scenarios))), (op, verdicts)

@@ -27,6 +27,7 @@ import numpy as np
 from mlx_vjpcheck import ops
 from mlx_vjpcheck.cases import catalog, expected
 from mlx_vjpcheck.core import opinfo
+from mlx_vjpcheck.core import verdict
 from mlx_vjpcheck.running import devices, execute
 
 DISPATCH = "helpers.wrong_vjp:planted"
@@ -41,6 +42,8 @@ def _mx():
 def _numpy(x, dtype=np.float64):
     mx = _mx()
     if isinstance(x, mx.array):
+        if x.dtype == mx.complex64:
+            return np.array(x).astype(np.complex128)
         x = x.astype(mx.float32) if mx.issubdtype(x.dtype, mx.floating) else x
     return np.asarray(x).astype(dtype)
 
@@ -49,12 +52,22 @@ def _numpy(x, dtype=np.float64):
 class Ctx:
     s: object            # the scenario being judged (bound)
     names: list          # the differentiated operands, in call order
-    operands: dict       # every operand, float64 (integer ones int64)
-    cot: np.ndarray
     params: dict
     _call: object = None
     _mlx_operands: dict = None
     _mlx_cot: object = None
+
+    # numpy views, made on first use: a mutant written in MLX ops (traceable under vmap,
+    # compile and grad) never asks for them, so nothing is evaluated while tracing.
+    @property
+    def operands(self) -> dict:
+        """Every operand, float64 (complex128 for complex, int64 for integer ones)."""
+        ints = self.s.info.integer_operands
+        return {n: _numpy(v, np.int64 if n in ints else np.float64) for n, v in self._mlx_operands.items()}
+
+    @property
+    def cot(self) -> np.ndarray:
+        return _numpy(self._mlx_cot)
 
     def true(self, cot=None, operands=None, **params) -> dict:
         """MLX's own gradients of the call, optionally under other params, cotangent or
@@ -89,12 +102,10 @@ def _mutated(s, original, backward):
         def f_vjp(primals, cotangent, output):
             prim = list(primals) if isinstance(primals, (list, tuple)) else [primals]
             cot = cotangent[0] if isinstance(cotangent, (list, tuple)) else cotangent
-            mlx_ops = dict(operands, **dict(zip(names, prim)))
-            ints = s.info.integer_operands
-            ctx = Ctx(s, names, {n: _numpy(v, np.int64 if n in ints else np.float64) for n, v in mlx_ops.items()},
-                      _numpy(cot), params, original, mlx_ops, cot)
+            ctx = Ctx(s, names, params, original, dict(operands, **dict(zip(names, prim))), cot)
             grads = backward(ctx)
-            out = [g if isinstance(g, mx.array) else mx.array(np.array(g, dtype=np.float32))   # 0-d stays 0-d
+            out = [g if isinstance(g, mx.array) else mx.array(np.array(g, dtype=np.complex64 if np.iscomplexobj(g)
+                                                                           else np.float32))   # 0-d stays 0-d
                    for g in (grads[n] for n in names)]
             out = [g.astype(p.dtype) for g, p in zip(out, prim)]
             return out[0] if len(out) == 1 else tuple(out)
@@ -107,12 +118,15 @@ def planted(operands, params):
     return _PLANTED["call"](operands, params)
 
 
-def plant(s, backward):
-    """The scenario bound to a copy of its op record whose call has the mutant VJP."""
+def plant(s, backward, traceable=False):
+    """The scenario bound to a copy of its op record whose call has the mutant VJP.
+    `traceable`: the mutant is written in MLX ops (ctx.true() and MLX arithmetic), so
+    the transform oracles judge it too; a numpy rule cannot be traced, and they skip it."""
     original = opinfo.resolve(s.info.mlx_call)
     _PLANTED["call"] = _mutated(s, original, backward)
-    # A numpy rule cannot be traced: the transform oracles (second order, vmap, compile) skip it.
-    info = dataclasses.replace(s.info, mlx_call=DISPATCH, second_order=False, vmap=False, compile=False)
+    info = dataclasses.replace(s.info, mlx_call=DISPATCH)
+    if not traceable:
+        info = dataclasses.replace(info, second_order=False, vmap=False, compile=False)
     return dataclasses.replace(s, info=info)
 
 
@@ -126,33 +140,45 @@ def scenarios(op, untagged=False) -> list:
     return [s for s in _CATALOG if s.op == op and not (untagged and s.defect_tags)]
 
 
-def _judge(s, backward=None) -> str:
+FIRST_ORDER = ("reference", "exact_zero", "fd", "refusal")   # the checks a numpy mutant faces
+
+
+def _status(rec: dict, traceable: bool) -> str:
+    """The record's verdict; for a numpy mutant, the first-order oracles' alone (the
+    transform oracles skip it, so MLX's own VJP is held to the same checks)."""
+    if traceable:
+        return rec["status"]
+    if rec["status"] == "crashed":
+        return "crashed"
+    return verdict.status([c for c in rec["checks"] if c["kind"] in FIRST_ORDER], rec["error"])
+
+
+def _judge(s, backward=None, traceable=False) -> str:
     devices.select("cpu")
-    if backward is None:
-        return execute.run(s, "cpu")["status"]
-    return execute.run(plant(s, backward), "cpu")["status"]
+    rec = execute.run(s if backward is None else plant(s, backward, traceable), "cpu")
+    return _status(rec, traceable)
 
 
-def statuses(op, backward=None, untagged=False) -> dict:
+def statuses(op, backward=None, untagged=False, traceable=False) -> dict:
     """Catalog scenario name -> status, with MLX's own VJP or with `backward` planted."""
-    return {s.name: _judge(s, backward) for s in scenarios(op, untagged)}
+    return {s.name: _judge(s, backward, traceable) for s in scenarios(op, untagged)}
 
 
 _HONEST: dict = {}
 
 
-def honest(op) -> dict:
-    """Each catalog scenario's status with MLX's own VJP (computed once per op and process)."""
-    if op not in _HONEST:
-        _HONEST[op] = statuses(op)
-    return _HONEST[op]
+def honest(op, traceable=False) -> dict:
+    """Each catalog scenario's status with MLX's own VJP (once per op, process and kind)."""
+    if (op, traceable) not in _HONEST:
+        _HONEST[op, traceable] = statuses(op, traceable=traceable)
+    return _HONEST[op, traceable]
 
 
-def caught(op, backward, first_only=False) -> list:
+def caught(op, backward, first_only=False, traceable=False) -> list:
     """Scenarios that pass with MLX's own VJP and do not pass with `backward` planted."""
     out = []
     for s in scenarios(op):
-        if honest(op)[s.name] == "pass" and _judge(s, backward) != "pass":
+        if honest(op, traceable)[s.name] == "pass" and _judge(s, backward, traceable) != "pass":
             out.append(s.name)
             if first_only:
                 break

@@ -534,3 +534,34 @@ def test_mlx_test_stages_name_a_confirmed_regression(tmp_path, fake_tests):
     assert {"mlx-python-pristine", "mlx-python-patched", "mlx-cpp-pristine", "mlx-cpp-patched"} <= ids
     assert sum(i.startswith("rerun-python-") for i in ids) == 6
     assert (gate.cache_root / "mlx-tmp" / f"{'0' * 12}-patched").is_dir()
+
+
+def test_a_hung_command_is_killed_and_recorded(tmp_path):
+    rec = Recorder(tmp_path)
+    code = "import sys, time\nprint('{\"start\": 0}', flush=True)\ntime.sleep(60)\n"
+    e = rec.run("hang", [sys.executable, "-c", code], tmp_path, idle_timeout=1.0)
+    assert e["exit_code"] == -9 and e["seconds"] < 30
+    assert "killed as hung" in (tmp_path / e["stderr"]).read_text()
+    assert '"start": 0' in (tmp_path / e["stdout"]).read_text()
+
+
+def test_a_scenario_regression_its_reruns_do_not_confirm_is_flaky():
+    comp = _gather_fix()
+    comp["rows"][4] = _row("pad/asym", "pad", "pass", "crashed")     # e.g. a hang, once
+    flaky = {"pad/asym": {"pristine": ["pass", "pass"], "patched": ["pass", "crashed"], "confirmed": False}}
+    code, _, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
+    assert code == 0 and "1 flaky" in lines[1], lines
+    real = {"pad/asym": {"pristine": ["pass", "pass"], "patched": ["fail", "fail"], "confirmed": True}}
+    code, _, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": real}}})
+    assert code == 1 and "regressed: pad/asym" in lines[1]
+
+
+def test_a_flaky_fix_does_not_widen_the_scope():
+    comp = _gather_fix()
+    comp["rows"] += [_row("b/zero", "broadcast_to", "crashed", "pass"),          # a hang on pristine, once
+                     _row("b/other", "broadcast_to", "fail", "fail", True)]
+    code, scope, _ = G.overall({"comparison": comp})
+    assert "broadcast_to" in scope["ops"] and code == 1              # taken at its word: b/other unfixed
+    flaky = {"b/zero": {"pristine": ["pass", "pass"], "patched": ["pass", "pass"], "confirmed": False}}
+    code, scope, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
+    assert code == 0 and "broadcast_to" not in scope["ops"], lines

@@ -18,7 +18,8 @@ def test_rule_by_hand():
     p = {"alpha": 2.0, "beta": 0.5}
     assert A.reference(inp, p).tolist() == [[2.5, 5.0]]
     d = A.reference_vjp(inp, np.array([[1.0, -1.0]]), p)
-    assert d["c"].tolist() == [0.5, -0.5] and d["a"].tolist() == [[2, -2]] and d["b"].tolist() == [[2, -2], [4, -4]]
+    assert d["c"].tolist() == [0.5, -0.5] and d["a"].tolist() == [[2, -2]]
+    assert d["b"].tolist() == [[2, -2], [4, -4]]
 
 
 def test_reference_vjp_agrees_with_differences():

@@ -25,11 +25,22 @@ def test_reference_vjp_agrees_with_differences():
     assert compared >= 5 and wrong == [], (compared, wrong)
 
 
+def _dependency_gets_one(ctx):
+    """Every dependency (b in the single form, c in the pair form) gets 1 instead of 0."""
+    deps = ("b", "c") if ctx.params["form"] == "single" else ("c",)
+    return {n: g + 1.0 if n in deps else g for n, g in ctx.honest().items()}
+
+
+def _outputs_swapped(ctx):
+    """The pair form's outputs' cotangents swapped: a gets 2 g, b gets g."""
+    if ctx.params["form"] != "pair":
+        return ctx.honest()
+    return {n: g / 2 if n == "b" else 2 * g if n == "a" else g for n, g in ctx.honest().items()}
+
+
 MUTANTS = {
-    "dependency_gets_a_cotangent": lambda ctx: {n: (g + 1.0 if n in ("b", "c") and ctx.params["form"] == "single"
-                                                    or n == "c" else g) for n, g in ctx.honest().items()},
-    "outputs_swapped": lambda ctx: {n: (g / 2 if n == "b" else 2 * g if n == "a" else g)
-                                    for n, g in ctx.honest().items()} if ctx.params["form"] == "pair" else ctx.honest(),
+    "dependency_gets_a_cotangent": _dependency_gets_one,
+    "outputs_swapped": _outputs_swapped,
     "wrong_only_for_rank0": B.scaled_where(B.rank0),
 }
 

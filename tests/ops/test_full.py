@@ -26,8 +26,8 @@ def test_reference_vjp_agrees_with_differences():
 def test_mlx_s_rule_planted_is_rejected_where_v_is_not_one():
     """g * v summed over the copies: MLX 0.32.4's Full::vjp, planted as a rule of its own."""
     def scaled(ctx):
-        total = F.reference_vjp(ctx.operands, ctx.cot * np.broadcast_to(ctx.operands["v"], ctx.cot.shape), ctx.params)
-        return {"v": total["v"]}
+        weighted = ctx.cot * np.broadcast_to(ctx.operands["v"], ctx.cot.shape)
+        return {"v": F.reference_vjp(ctx.operands, weighted, ctx.params)["v"]}
     from mlx_vjpcheck.running import devices, execute
     devices.select("cpu")
     s = next(s for s in B.W.scenarios("full") if s.name == "full/defect/value_scaled/row")

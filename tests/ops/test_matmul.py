@@ -36,11 +36,17 @@ def _unsummed(ctx):
     return dict(ctx.honest(), b=np.matmul(np.swapaxes(a, -1, -2), g))
 
 
+def _untransposed(ctx):
+    """d a = g @ b, b not transposed (where the shapes let it through: a square b)."""
+    a, b, g = ctx.operands["a"], ctx.operands["b"], ctx.cot
+    if "a" not in ctx.names or a.ndim != 2 or b.ndim != 2 or b.shape[0] != b.shape[1]:
+        return ctx.honest()
+    return dict(ctx.honest(), a=np.matmul(g, b))
+
+
 MUTANTS = {
     "batch_axes_not_summed": _unsummed,
-    "untransposed_factor": lambda ctx: dict(ctx.honest(), a=np.matmul(ctx.cot, ctx.operands["b"]).reshape(
-        ctx.operands["a"].shape) if ctx.cot.ndim == 2 and ctx.operands["b"].shape[0] == ctx.operands["b"].shape[1]
-        == ctx.operands["a"].shape[1] else ctx.honest()["a"]),
+    "untransposed_factor": _untransposed,
     "wrong_only_for_zero_size": B.wrong_shape_where(B.zero_size),
     "wrong_only_for_strided": B.scaled_where(B.strided),
     "wrong_only_in_bfloat16": B.scaled_where(B.in_dtype("bfloat16"), -1.0),

@@ -5,9 +5,7 @@ rejected: by the validator where the information is in the evidence (catalog
 binding, cross-checks), by `replay` where only MLX can tell."""
 from __future__ import annotations
 
-import copy
 import dataclasses
-import json
 import shutil
 import subprocess
 import sys

@@ -4,7 +4,6 @@ always reaches a campaign and the evidence says so; what replay must catch, it c
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess

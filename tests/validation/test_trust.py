@@ -13,7 +13,7 @@ import pytest
 import helpers.evidence_fixtures as fx
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.core import jsonio
-from mlx_vjpcheck.evidence import campaigns, manifest, results, strict
+from mlx_vjpcheck.evidence import campaigns, results, strict
 from mlx_vjpcheck.running import environment
 from mlx_vjpcheck.validation import catalog_table
 

@@ -5,7 +5,8 @@ import mlx.core as mx
 
 def _one(fn):
     def call(operands, params):
-        return fn(operands["a"], n=params.get("n"), axis=params.get("axis", -1), norm=params.get("norm", "backward"))
+        return fn(operands["a"], n=params.get("n"), axis=params.get("axis", -1),
+                  norm=params.get("norm", "backward"))
     return call
 
 
