@@ -4,7 +4,7 @@ each beside what it cannot go below.
 
 Usage: python bench/gate.py --mlx-source DIR --mlx-build DIR [--opt O0|as-built]
                             [--mlx-tests python,cpp|python|cpp|none] [--mlx-tests-filter P]
-                            [--cold] [--repeat N]
+                            [--corpus-only] [--cold] [--repeat N]
        (defaults: $MLX_SOURCE_ROOT, $MLX_CPU_BUILD, --opt O0, every MLX test, 1 repeat)
 
 Figures (each printed with its target):
@@ -58,6 +58,8 @@ def gate_run(args, out: Path, patch: str, cache: str | None) -> tuple:
             "--mlx-tests", args.mlx_tests, "--replace"]
     if args.mlx_tests_filter:
         argv += ["--mlx-tests-filter", args.mlx_tests_filter]
+    if args.corpus_only:
+        argv += ["--no-catalog", "--scenarios", str(ROOT / "harness" / "regressions")]
     if cache:
         argv += ["--cache", cache]
     t0 = time.perf_counter()
@@ -86,7 +88,8 @@ def suites_alone(args, patch, cache, work: Path) -> float:
     gate = prepared(args, patch, cache, work)
     built = G.build_variants(gate)   # all reused: the warm gate ran before
     from mlx_vjpcheck.cases import catalog, files
-    entries = files.catalog_entries(catalog.catalog()) + files.regressions()
+    entries = files.regressions() if args.corpus_only else \
+        files.catalog_entries(catalog.catalog()) + files.regressions()
     from mlx_vjpcheck.native import suite as native_suite
     inp = native_suite.write_input([e.scenario for e in entries], work / "scenarios.json")
     rec = nb.Recorder(work / "native-rec")
@@ -145,11 +148,15 @@ def main() -> int:
     ap.add_argument("--mlx-tests", default="python,cpp")
     ap.add_argument("--mlx-tests-filter", default=None)
     ap.add_argument("--cold", action="store_true", help="also measure the one-time bindings build and a cold gate")
+    ap.add_argument("--corpus-only", action="store_true",
+                    help="the harness stage runs the regression corpus only (--no-catalog --scenarios "
+                         "harness/regressions): a quick measurement of the gate's own overhead")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     if not (args.mlx_source and args.mlx_build):
         ap.error("give --mlx-source and --mlx-build (or set MLX_SOURCE_ROOT and MLX_CPU_BUILD)")
     print(f"cpus: {os.cpu_count()}  opt: {args.opt}  mlx tests: {args.mlx_tests}"
+          f"{'  harness: regression corpus only' if args.corpus_only else ''}"
           f"{' (filter ' + args.mlx_tests_filter + ')' if args.mlx_tests_filter else ''}  "
           f"load average: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as t:

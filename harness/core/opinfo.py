@@ -53,6 +53,9 @@ class OpInfo:
     # (name suffix, params) pair here, e.g. gather_mm's sorted and unsorted
     # calls; () means each scenario appears once, as written.
     variants: tuple = ()
+    # Defect tags whose defect kills the process (a SIGFPE in MLX's kernel, say): the
+    # runner isolates every call anyway; tests that run calls in-process skip these.
+    fatal_tags: tuple = ()
     # Params under which MLX promises the same result (gather_mm: sorted_indices
     # off, the flag being a performance hint): the metamorphic oracle compares.
     equivalent_params: dict = field(default_factory=dict)

@@ -144,6 +144,12 @@ class Scenario:
         return self._info().expects_defect(self.defect_tags, self.params)
 
     @property
+    def kills_process(self) -> bool:
+        """A known defect of this call kills the process (only a worker may run it)."""
+        info = self._info()
+        return info.expects_defect(tuple(t for t in self.defect_tags if t in info.fatal_tags), self.params)
+
+    @property
     def dtype(self) -> str:
         """The floating dtype the call runs in: its first differentiable operand's."""
         return self.operands[self._info().differentiable[0]].dtype

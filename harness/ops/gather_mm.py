@@ -291,4 +291,5 @@ OPS = (OpInfo(
     # vmap; without index arrays the call is a plain Matmul.
     primitives=("GatherMM", "Matmul", "Broadcast", "Flatten", "Unflatten"), dtypes=("float32",), complex=False,
     vmap=False,
+    fatal_tags=("zero_size", "zero_size_unsorted"),
     scenarios=scenarios, error_inputs=error_inputs, strategy=fuzz_case, fuzz_weight=10, native=True),)

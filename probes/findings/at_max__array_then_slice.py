@@ -15,8 +15,8 @@ def f(a, v):
     return a.at[mx.array(row_indices, dtype=mx.int32), :].maximum(v)
 
 
-a = mx.array([8.0, -4.0, -8.0], dtype=mx.float32).reshape((1, 3))
-v = mx.array([0.0, -12.0, 4.0], dtype=mx.float32).reshape((1, 3))
+a = mx.array(np.array([8.0, -4.0, -8.0], dtype=np.float32).reshape((1, 3)), dtype=mx.float32)
+v = mx.array(np.array([0.0, -12.0, 4.0], dtype=np.float32).reshape((1, 3)), dtype=mx.float32)
 row_indices = np.array([0], dtype=np.int64).reshape((1,))
 g = mx.ones((1, 3), dtype=mx.float32)
 # the float64 rule: out[t] = max(a[t], every v written to t); g[t] goes to the unique winner among the distinct inputs (a[t], or the winning element of v, once however many writes carried it)

@@ -15,8 +15,8 @@ def f(a, v):
     return (out := mx.array(a)).__setitem__(np.s_[mx.array(row_indices, dtype=mx.int32)], mx.take(v, mx.array([[*dict.fromkeys(row_indices.flat)].index(k) for k in row_indices.flat]), axis=0).reshape(row_indices.shape + (v.shape[-1],))) or out
 
 
-a = mx.array([1.0], dtype=mx.float32).reshape((1, 1))
-v = mx.array([8.0], dtype=mx.float32).reshape((1, 1))
+a = mx.array(np.array([1.0], dtype=np.float32).reshape((1, 1)), dtype=mx.float32)
+v = mx.array(np.array([8.0], dtype=np.float32).reshape((1, 1)), dtype=mx.float32)
 row_indices = np.array([0, 0], dtype=np.int64).reshape((2,))
 g = mx.ones((1, 1), dtype=mx.float32)
 # the float64 rule: out = a with out[key] = v; d a = g with every written position zeroed; d v[s] = sum of g over the distinct positions v[s] is written to (once each, however many writes)

@@ -15,8 +15,8 @@ def f(x, w_):
     return mx.conv_general(x, w_, stride=[2], padding=([0], [0]), kernel_dilation=[1], input_dilation=[2], groups=1, flip=False)
 
 
-x = mx.array([1.0, 1.0], dtype=mx.float32).reshape((1, 2, 1))
-w_ = mx.array([3.0, 0.0], dtype=mx.float32).reshape((1, 2, 1))
+x = mx.array(np.array([1.0, 1.0], dtype=np.float32).reshape((1, 2, 1)), dtype=mx.float32)
+w_ = mx.array(np.array([3.0, 0.0], dtype=np.float32).reshape((1, 2, 1)), dtype=mx.float32)
 g = mx.ones((1, 1, 1), dtype=mx.float32)
 # the float64 rule: for every output o, kernel tap k and the input element q they meet (stride, padding, both dilations, flip, the output channel's group): dx[q] += g[o] w[k], dw[k] += g[o] x[q]
 want = {"forward": np.array([3.0]).reshape((1, 1, 1)), "grad:x": np.array([3.0, 0.0]).reshape((1, 2, 1)), "grad:w": np.array([1.0, 0.0]).reshape((1, 2, 1))}

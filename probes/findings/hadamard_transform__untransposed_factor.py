@@ -15,7 +15,7 @@ def f(a):
     return mx.hadamard_transform(a, scale=1.0)
 
 
-a = mx.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], dtype=mx.float32).reshape((1, 20))
+a = mx.array(np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], dtype=np.float32).reshape((1, 20)), dtype=mx.float32)
 g = mx.ones((1, 20), dtype=mx.float32)
 # the float64 rule: along the last axis y = scale M a with M = H_m kron S_k (n = m 2^k); dx = scale M^T g, the transpose: M itself only where H_m is symmetric (m = 1, 12)
 want = {"forward": np.array([-4.0, -4.0, -4.0, -4.0, -4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -8.0, -8.0, -8.0, -8.0, -8.0]).reshape((1, 20)), "grad:a": np.array([-2.0, -2.0, -2.0, -2.0, -2.0, -6.0, -6.0, -6.0, -6.0, -6.0, -6.0, -6.0, -6.0, -6.0, -6.0, 2.0, 2.0, 2.0, 2.0, 2.0]).reshape((1, 20))}

@@ -15,8 +15,8 @@ def f(c):
     return mx.pad(a, 0, mode="constant", constant_values=c)
 
 
-a = mx.array([1.0], dtype=mx.float32).reshape((1,))
-c = mx.array([3.0], dtype=mx.float32).reshape(())
+a = mx.array(np.array([1.0], dtype=np.float32).reshape((1,)), dtype=mx.float32)
+c = mx.array(np.array([3.0], dtype=np.float32).reshape(()), dtype=mx.float32)
 g = mx.ones((1,), dtype=mx.float32)
 # the float64 rule: d a[i] = sum of g over every output position that copies a[i]; d c = sum of g over the constant-padded positions when c is the constant, else 0
 want = {"forward": np.array([1.0]).reshape((1,)), "grad:c": np.array([0.0]).reshape(())}

@@ -15,7 +15,7 @@ def f(a):
     return mx.take_along_axis(part := mx.partition(a, 0, axis=-1), mx.argsort(mx.stop_gradient(part), axis=-1), axis=-1)
 
 
-a = mx.array([0.0, -4.0, -8.0, 8.0, -4.0], dtype=mx.float32).reshape((5,))
+a = mx.array(np.array([0.0, -4.0, -8.0, 8.0, -4.0], dtype=np.float32).reshape((5,)), dtype=mx.float32)
 g = mx.array(np.array([3.0, 4.0, 4.0, -4.0, -2.0]).reshape((5,)), dtype=mx.float32)
 # the float64 rule: y[p] = x[order[p]], the partitioned lane put in ascending order; dx[order[p]] = g[p] (tied values only with equal cotangents)
 want = {"forward": np.array([-8.0, -4.0, -4.0, 0.0, 8.0]).reshape((5,)), "grad:a": np.array([-4.0, 4.0, 3.0, -2.0, 4.0]).reshape((5,))}

@@ -15,10 +15,10 @@ def f(x, scales, biases):
     return mx.quantized_matmul(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, transpose=True, group_size=32, bits=4, mode="affine")
 
 
-x = mx.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], dtype=mx.float32).reshape((32,))
+x = mx.array(np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], dtype=np.float32).reshape((32,)), dtype=mx.float32)
 codes = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=np.int64).reshape((1, 32))
-scales = mx.array([1.0], dtype=mx.float32).reshape((1, 1))
-biases = mx.array([3.0], dtype=mx.float32).reshape((1, 1))
+scales = mx.array(np.array([1.0], dtype=np.float32).reshape((1, 1)), dtype=mx.float32)
+biases = mx.array(np.array([3.0], dtype=np.float32).reshape((1, 1)), dtype=mx.float32)
 g = mx.ones((1,), dtype=mx.float32)
 # the float64 rule: W = code * scale + bias per group of W's stored last axis; y = x W^T (transpose) or x W; dx = g W (or g W^T); dW = g^T x (or x^T g) summed over the batch; dscale = sum over the group of code * dW, dbias = sum over the group of dW
 want = {"forward": np.array([128.0]).reshape((1,)), "grad:x": np.array([4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]).reshape((32,)), "grad:scales": np.array([32.0]).reshape((1, 1)), "grad:biases": np.array([32.0]).reshape((1, 1))}

@@ -15,7 +15,7 @@ def f(a):
     return mx.take_along_axis(top := mx.topk(a, 6, axis=None), mx.argsort(mx.stop_gradient(top), axis=0), axis=0)
 
 
-a = mx.array([8.0, 0.0, 4.0, 0.0, 8.0, 0.0, -4.0, 8.0], dtype=mx.float32).reshape((2, 4))
+a = mx.array(np.array([8.0, 0.0, 4.0, 0.0, 8.0, 0.0, -4.0, 8.0], dtype=np.float32).reshape((2, 4)), dtype=mx.float32)
 g = mx.array(np.array([0.0, 0.0, -3.0, -2.0, -2.0, -2.0]).reshape((6,)), dtype=mx.float32)
 # the float64 rule: y = the k largest entries of each lane, in ascending order; dx[j] = the cotangent of the output holding x[j], 0 where x[j] is not selected (tied values only with equal cotangents)
 want = {"forward": np.array([0.0, 0.0, 4.0, 8.0, 8.0, 8.0]).reshape((6,)), "grad:a": np.array([-2.0, 0.0, -3.0, 0.0, -2.0, 0.0, 0.0, -2.0]).reshape((2, 4))}

@@ -30,7 +30,8 @@ OPS = [n for n in ops.names() if ops.get(n).has_vjp]   # an op without a VJP has
 
 
 def _scenarios(op):
-    return [s for s in catalog.catalog() if s.op == op]
+    # A call whose known defect kills the process runs only in the runner's workers.
+    return [s for s in catalog.catalog() if s.op == op and not s.kills_process]
 
 
 def _smallest_plain(op):
@@ -80,18 +81,20 @@ MUTANTS = {
 }
 
 
-def _zero_rule(op) -> bool:
-    """The op's rule gives zero gradients on every catalog scenario (floor, sign, a
-    comparison): scaling or dropping a zero gradient changes nothing to reject."""
-    grads = [v for s in _scenarios(op) if not s.must_refuse
-             for k, v in expected.expected(s).items() if k.startswith("grad:")]
+def _zero_rule(op, first_only=False) -> bool:
+    """Every catalog scenario the op passes with MLX's own VJP has zero gradients (floor,
+    real sign, a comparison, divmod's quotient): scaling or dropping a zero gradient
+    changes nothing to reject there, and the others cannot credit a mutant."""
+    passing = [s for s in _scenarios(op) if not s.must_refuse and W.honest(op).get(s.name) == "pass"]
+    grads = [v for s in passing for k, v in expected.expected(s).items()
+             if k.startswith("grad:") and (not first_only or k == f"grad:{s.wrt[0]}")]
     return bool(grads) and not any(np.any(g) for g in grads)
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 @pytest.mark.parametrize("op", OPS)
 def test_a_wrong_vjp_is_rejected(op, mutant):
-    if mutant != "shifted" and _zero_rule(op):
+    if mutant != "shifted" and _zero_rule(op, first_only=mutant == "first_dropped"):
         pytest.skip(f"{op}'s gradients are all zero: a {mutant} VJP is the same rule (the shifted one is not)")
     caught = W.caught(op, MUTANTS[mutant], first_only=True)
     assert caught, f"{op}: the {mutant} VJP passed every catalog scenario that passes honestly"

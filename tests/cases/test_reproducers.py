@@ -45,11 +45,12 @@ def _cpu():
 
 
 def _catalog(op=None) -> list:
-    return [s for s in catalog.catalog() if op is None or s.op == op]
+    # A call whose known defect kills the process runs only in the runner's workers.
+    return [s for s in catalog.catalog() if (op is None or s.op == op) and not s.kills_process]
 
 
 def _plain(s) -> bool:
-    return s.info.has_vjp and s.objective == "vjp"
+    return s.info.has_vjp and s.objective == "vjp" and not s.must_refuse
 
 
 # --- the expression against the call, in process ------------------------------------------------

@@ -134,10 +134,11 @@ _CATALOG: list = []
 
 
 def scenarios(op, untagged=False) -> list:
-    """The op's catalog scenarios (the catalog built once per process)."""
+    """The op's catalog scenarios that can run in this process (the catalog built once
+    per process; a call whose known defect kills the process is left to the runner)."""
     if not _CATALOG:
         _CATALOG.extend(catalog.catalog())
-    return [s for s in _CATALOG if s.op == op and not (untagged and s.defect_tags)]
+    return [s for s in _CATALOG if s.op == op and not s.kills_process and not (untagged and s.defect_tags)]
 
 
 FIRST_ORDER = ("reference", "exact_zero", "fd", "refusal")   # the checks a numpy mutant faces
@@ -153,24 +154,28 @@ def _status(rec: dict, traceable: bool) -> str:
     return verdict.status([c for c in rec["checks"] if c["kind"] in FIRST_ORDER], rec["error"])
 
 
-def _judge(s, backward=None, traceable=False) -> str:
+def _judge(s, backward=None, traceable=False, full=False) -> str:
+    """The verdict of one scenario: in full (MLX's own VJP, every oracle), or as a
+    planted mutant faces it (a numpy mutant: the first-order oracles only)."""
     devices.select("cpu")
     rec = execute.run(s if backward is None else plant(s, backward, traceable), "cpu")
-    return _status(rec, traceable)
+    return rec["status"] if full else _status(rec, traceable)
 
 
 def statuses(op, backward=None, untagged=False, traceable=False) -> dict:
-    """Catalog scenario name -> status, with MLX's own VJP or with `backward` planted."""
-    return {s.name: _judge(s, backward, traceable) for s in scenarios(op, untagged)}
+    """Catalog scenario name -> status: with MLX's own VJP, every oracle's verdict; with
+    `backward` planted, the verdict of the oracles that judge it."""
+    return {s.name: _judge(s, backward, traceable, full=backward is None) for s in scenarios(op, untagged)}
 
 
 _HONEST: dict = {}
 
 
 def honest(op, traceable=False) -> dict:
-    """Each catalog scenario's status with MLX's own VJP (once per op, process and kind)."""
+    """Each catalog scenario's status with MLX's own VJP as a mutant of this kind is
+    judged (once per op, process and kind): the baseline a mutant is compared with."""
     if (op, traceable) not in _HONEST:
-        _HONEST[op, traceable] = statuses(op, traceable=traceable)
+        _HONEST[op, traceable] = {s.name: _judge(s, None, traceable) for s in scenarios(op)}
     return _HONEST[op, traceable]
 
 
@@ -183,6 +188,14 @@ def caught(op, backward, first_only=False, traceable=False) -> list:
             if first_only:
                 break
     return out
+
+
+def pinned(op) -> dict:
+    """Each catalog scenario's full verdict with MLX's own VJP (every oracle of `run`),
+    computed once per op and process: what a pinned-release test holds against the tags."""
+    if (op, "full") not in _HONEST:
+        _HONEST[op, "full"] = {s.name: _judge(s, None, full=True) for s in scenarios(op)}
+    return _HONEST[op, "full"]
 
 
 def honest_control(op) -> bool:

@@ -31,10 +31,12 @@ def cli(*argv, timeout=600):
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    """A campaign that ends on its case budget (so it can be run again by seed)."""
+    """A campaign that ends on its case budget (so it can be run again by seed), over ops
+    whose defects MLX repeats exactly (the gather pair's reads past a buffer would make
+    the search itself vary: replay then says the campaign is nondeterministic)."""
     out = tmp_path_factory.mktemp("honest") / "fuzz"
-    rc, _, err = cli("fuzz", "--time", 600, "--max-examples", 60, "--seed", 3, "--ops", "gather_mm,gather_qmm",
-                     "--db", "none", "--no-progress", "--out", out)
+    rc, _, err = cli("fuzz", "--time", 600, "--max-examples", 60, "--seed", 3, "--ops",
+                     "at_set,partition,hadamard_transform", "--db", "none", "--no-progress", "--out", out)
     assert rc in (0, 1), err
     return out
 
@@ -81,7 +83,7 @@ def test_every_finding_says_which_of_its_values_came_back_the_same(campaign):
 
 def test_a_campaign_bounded_by_cases_replays_by_seed_and_catches_a_removed_finding(campaign, tmp_path):
     rc, out, err = cli("replay", campaign, "--campaign")
-    assert rc == 0 and "the same" in out and "signatures from seeds [3]" in out, out + err
+    assert rc == 0 and "the same 3 signatures from seeds [3]" in out, out + err
     forged = Path(shutil.copytree(campaign, tmp_path / "forged"))
     idx = json.loads((forged / "findings.json").read_text())
     gone = idx.pop()
