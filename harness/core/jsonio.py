@@ -56,7 +56,10 @@ def dumps(obj, **kw) -> str:
 
 
 def loads(text):
-    return json.loads(text, object_hook=_decode, parse_constant=_refuse)
+    try:
+        return json.loads(text, object_hook=_decode, parse_constant=_refuse)
+    except RecursionError:   # Python's parser recurses: a hostile nesting depth is bad input
+        raise ValueError("JSON nested too deeply") from None
 
 
 # Validation reads the same results.json in several checkers (binding, cross-checks,

@@ -17,6 +17,8 @@ scenario's params, instead of the op's general call file) say what the harness s
 """
 from __future__ import annotations
 
+import ast
+
 import dataclasses
 import subprocess
 import sys
@@ -141,7 +143,10 @@ WRONG = {   # op -> a wrong call_expression made from the right one
 def test_a_wrong_expression_is_caught(op):
     info = ops.get(op)
     wrong = dataclasses.replace(info, call_expression=WRONG[op](info.call_expression))
-    caught = [s.name for s in _catalog(op) if _verdict(s.bound(wrong)).startswith("differs")]
+    # A changed call may reach a defect that kills the process under other params: keep
+    # every scenario carrying a fatal tag out of this in-process control.
+    safe = [s for s in _catalog(op) if not set(s.defect_tags) & set(s.info.fatal_tags)]
+    caught = [s.name for s in safe if _verdict(s.bound(wrong)).startswith("differs")]
     assert caught, f"{op}: the wrong expression agreed with the call on every catalog scenario"
 
 
@@ -172,6 +177,25 @@ def _script(s, folder):
     return path
 
 
+def _same_printed(line: str, forward) -> bool:
+    """The script's printed forward equals the harness's observed one (numerically: a
+    signed zero may print either way)."""
+    text = line[len("forward: MLX "):].split(", float64 rule ")[0]
+    got = np.asarray(ast.literal_eval(text), dtype=complex)
+    want = np.asarray(forward, dtype=complex)
+    return got.shape == want.shape and bool(np.array_equal(got, want, equal_nan=True))
+
+
+def _values(check):
+    """A check's observed values as the script prints them (complex from [re, im] pairs)."""
+    if not check.get("complex"):
+        return check["observed"]
+    pairs = np.asarray(check["observed"], dtype=np.float64)
+    if pairs.size == 0:
+        return pairs.reshape(check["observed_shape"]).tolist()
+    return (pairs[..., 0] + 1j * pairs[..., 1]).tolist()
+
+
 def test_the_scripts_exit_with_the_harness_verdict_and_print_its_forward(tmp_path):
     sample = _sample()
     scripts = [_script(s, tmp_path) for s in sample]
@@ -190,10 +214,9 @@ def test_the_scripts_exit_with_the_harness_verdict_and_print_its_forward(tmp_pat
         want = _first_order(rec)
         others = [c for c in rec["checks"] if c.get("kind") != "reference" and not c["passed"]]
         assert others or want == {"pass": 0, "fail": 1, "error": 1}[rec["status"]], (s.name, rec["status"])
-        forward = next((c["observed"] for c in rec["checks"] if c["name"] == "forward"), None)
+        forward = next((_values(c) for c in rec["checks"] if c["name"] == "forward"), None)
         printed = [ln for ln in proc.stdout.splitlines() if ln.startswith("forward: MLX ")]
-        if proc.returncode != want or (printed and forward is not None
-                                       and not printed[0].startswith(f"forward: MLX {forward}, ")):
+        if proc.returncode != want or (printed and forward is not None and not _same_printed(printed[0], forward)):
             bad.append((s.name, rec["status"], proc.returncode, proc.stdout[-600:] + proc.stderr[-600:]))
     assert bad == []
     assert {s.op for s in sample} == set(VJP_OPS)
