@@ -209,13 +209,18 @@ def transformed(c: dict, ctx: Context) -> tuple:
     return _recompute(c, ctx, kind, scale * np.asarray(ctx.expected[key]), acc)
 
 
-def _direction(c: dict, ctx: Context) -> dict:
-    """The direction regenerated from the recorded seed (an input choice, like a
-    fuzz case's own seed: any integer is legitimate)."""
+def _seed(c: dict) -> int:
+    """The recorded seed of a check's direction (an input choice, like a fuzz case's
+    own seed: any integer is legitimate)."""
     seed = c.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed {seed!r} is not a non-negative integer")
-    return references.direction(ctx.scenario, seed)
+    return seed
+
+
+def _direction(ctx: Context, seed: int) -> dict:
+    """The direction regenerated from the seed, once per record."""
+    return _memo(ctx, ("u", seed), lambda: references.direction(ctx.scenario, seed))
 
 
 def directional(c: dict, ctx: Context) -> tuple:
@@ -224,15 +229,15 @@ def directional(c: dict, ctx: Context) -> tuple:
     if c["name"] == "second" + STATUS:
         return _status_check(c, "second_order")
     try:
-        u = _direction(c, ctx)
+        seed = _seed(c)
     except (ValueError, TypeError) as e:
         return [str(e)], dict(c, passed=False)
     name = c["name"]
     if name in ("jvp:forward", "second:cotangent"):
-        want = _memo(ctx, ("ju", c["seed"]), lambda: references.directional(ctx.scenario, u))
+        want = _memo(ctx, ("ju", seed), lambda: references.directional(ctx.scenario, _direction(ctx, seed)))
     elif name.startswith("second:") and name[7:] in ctx.scenario.wrt:
         g = references.cotangent(ctx.scenario, ctx.expected["forward"])
-        want = _memo(ctx, ("hu", c["seed"]), lambda: references.hvp(ctx.scenario, g, u))
+        want = _memo(ctx, ("hu", seed), lambda: references.hvp(ctx.scenario, g, _direction(ctx, seed)))
         want = want if isinstance(want, Exception) else want[name[7:]]
     else:
         return [f"{name!r} names no directional value"], dict(c, passed=False)

@@ -26,7 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 2   # the layout of the cached files (a change rebuilds them)
+FORMAT = 3   # the layout of the cached files (a change rebuilds them)
+# What else a catalog record's rechecks re-derive, kept beside the expected values
+# under these names: the direction-dependent values of the second-order and
+# forward-mode oracles along the direction a `run` record's seed gives (the trial
+# seed 0 plus the salt), and the half-precision accumulation bound. A record with
+# another seed, or a scenario not byte for byte the catalog's, is recomputed.
+RUN_SEED = 0
+JU, HU = "@ju", "@hu:"
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -44,7 +51,27 @@ class Table:
     digest: str        # catalog.digest() of this package's catalog
     names: list        # catalog order
     hashes: dict       # name -> sha256 of the scenario's canonical text
-    expected: dict     # sha256 of canonical text -> {key: array} (float64)
+    expected: dict     # sha256 of canonical text -> {key: array} (float64; derived values under JU, HU)
+    accumulation: dict = None   # sha256 -> the accumulation records (JSON-able), where there are any
+
+    def prefill(self, key: str) -> dict:
+        """The rechecks' memo for a catalog scenario: what the table already holds."""
+        from ..judging import rechecks
+        arrays, out = self.expected.get(key) or {}, {}
+        seed = RUN_SEED + rechecks.SECOND_SALT
+        if JU in arrays:
+            out[("ju", seed)] = arrays[JU]
+        hu = {k[len(HU):]: v for k, v in arrays.items() if k.startswith(HU)}
+        if hu:
+            out[("hu", seed)] = hu
+        if self.accumulation is not None and key in self.accumulation:
+            out[("acc",)] = self.accumulation[key]
+        return out
+
+    def values(self, key: str):
+        """The expected values alone (None when the scenario is not in the table)."""
+        arrays = self.expected.get(key)
+        return None if arrays is None else {k: v for k, v in arrays.items() if not k.startswith("@")}
 
 
 def _code_key() -> str:
@@ -63,19 +90,46 @@ def _code_key() -> str:
     return h.hexdigest()
 
 
+def _derived(s, exp: dict) -> tuple:
+    """(arrays under JU / HU, accumulation records) for one catalog scenario; what the
+    reference cannot decide is left out (recomputed per record, where it fails as a check)."""
+    from ..core import numeric, references
+    from ..judging import rechecks
+    arrays, acc = {}, None
+    try:
+        acc = references.accumulation(s, exp) or None
+    except Exception:
+        pass
+    if s.must_refuse or not s.info.has_vjp or s.objective != "vjp":
+        return arrays, acc
+    u = references.direction(s, RUN_SEED + rechecks.SECOND_SALT)
+    try:
+        arrays[JU] = np.asarray(references.directional(s, u))
+        if s.info.reference_vjp is not None and s.info.second_order:
+            hu = references.hvp(s, references.cotangent(s, exp["forward"]), u)
+            arrays.update({HU + n: np.asarray(v) for n, v in hu.items()})
+    except (numeric.ReferenceUndecided, ValueError, TypeError, IndexError):
+        pass
+    return arrays, acc
+
+
 def _build() -> Table:
     from ..cases import catalog, expected
     scenarios = catalog.catalog()
-    names, hashes, exp = [], {}, {}
+    names, hashes, exp, accs = [], {}, {}, {}
     for s in scenarios:
         key = text_hash(canonical(s.to_dict()))
         names.append(s.name)
         hashes[s.name] = key
         try:
-            exp[key] = {k: np.asarray(v) for k, v in expected.expected(s).items()}
+            values = {k: np.asarray(v) for k, v in expected.expected(s).items()}
         except Exception:   # undecided or broken: recomputed per record, where it fails as a check
-            pass
-    return Table(catalog.digest(scenarios), names, hashes, exp)
+            continue
+        arrays, acc = _derived(s, values)
+        exp[key] = {**values, **arrays}
+        if acc:
+            accs[key] = acc
+    return Table(catalog.digest(scenarios), names, hashes, exp, accs)
 
 
 def _folder() -> Path:
@@ -98,7 +152,8 @@ def _save(table: Table, path: Path) -> None:
     for buf, dtype in (("real", np.float64), ("complex", np.complex128)):
         np.save(tmp / f"{buf}.npy", np.concatenate(parts[buf]).astype(dtype) if parts[buf] else np.zeros(0, dtype))
     (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "digest": table.digest, "names": table.names,
-                                                "hashes": table.hashes, "layout": layout}))
+                                                "hashes": table.hashes, "layout": layout,
+                                                "accumulation": table.accumulation or {}}))
     try:
         os.replace(tmp, path)
     except OSError:   # another validation wrote it first
@@ -116,7 +171,7 @@ def _load(path: Path) -> Table:
     for key, name, buf, offset, shape, dtype in index["layout"]:
         n = int(np.prod(shape, dtype=np.int64))
         exp.setdefault(key, {})[name] = bufs[buf][offset:offset + n].reshape(shape).astype(np.dtype(dtype))
-    return Table(index["digest"], index["names"], index["hashes"], exp)
+    return Table(index["digest"], index["names"], index["hashes"], exp, index.get("accumulation") or {})
 
 
 _MEMO: list = []

@@ -103,7 +103,7 @@ def _check_one(group: Group, folder: str, entry: dict, files, rc) -> None:
 
 def _expected_problems(detail: dict, rc) -> list:
     """A finding's own copy of the expected values must be the reference's."""
-    _, want = rc.get(detail["scenario"])
+    _, want, _ = rc.get(detail["scenario"])
     exp = detail["expected"]
     out = [f"expected[{k!r}] differs from the recomputed float64 reference" for k, v in sorted(exp.items())
            if k not in want or not records.agree(v, want[k])]

@@ -60,8 +60,10 @@ class Recomputer:
             # Junk a lenient reader would coerce ("x" for a flag, true for 1.0) is refused.
             if catalog_table.canonical(s.to_dict()) != key:
                 raise ValueError("scenario is not in the form Scenario.to_dict writes")
-            known = self.table.expected.get(catalog_table.text_hash(key)) if self.table else None
-            self._cache[key] = (s, known if known is not None else expected.expected(s))
+            digest = catalog_table.text_hash(key)
+            known = self.table.values(digest) if self.table else None
+            prefill = self.table.prefill(digest) if self.table and known is not None else {}
+            self._cache[key] = (s, known if known is not None else expected.expected(s), prefill)
         return self._cache[key]
 
 
@@ -143,7 +145,7 @@ def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, 
 
 def _check_record(group, where, scen_dict, rec, rc, strict):
     try:
-        s, exp = rc.get(scen_dict)
+        s, exp, prefill = rc.get(scen_dict)
         ref_tol = checks.tolerance(s.dtype)
     except Exception as e:   # any malformed scenario is a failed check, not a crash
         group.fail(f"{where}: scenario cannot be recomputed ({type(e).__name__}: {e})")
@@ -154,7 +156,7 @@ def _check_record(group, where, scen_dict, rec, rc, strict):
         group.fail(f"{where}: checks is not a list of named checks")
         return None
     by_name = {c["name"]: c for c in recorded}
-    ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol))
+    ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol), memo=dict(prefill))
     rechecked = []
     for c in recorded:
         try:
