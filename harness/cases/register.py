@@ -39,11 +39,18 @@ class Defect:
     minimal: str
     releases: str
     # The minimal counterexample, and how its reproducer runs (in a child process
-    # when the defect kills the process; exact zeros when that is the finding).
+    # when the defect kills the process; exact zeros when that is the finding; under
+    # a transform, or the forward alone: reproducer.TRANSFORMS; in children with a
+    # timeout when it hangs).
     scenario: dict = field(repr=False)
     isolate: bool = False
     exact: bool = False
+    transform: str = ""
+    hang: bool = False
     fuzz_signature: str = ""
+    # Why no catalog scenario carries the class (it hangs, or reads memory it does not
+    # own, so a run could not judge it): empty where the catalog has it.
+    outside_catalog: str = ""
     # Where it is fixed: a patch of the series (patch/), its regression test
     # (patch/tests/), the root cause in one paragraph; empty until there is one.
     patch: str = ""
@@ -57,6 +64,9 @@ class Defect:
             raise RegisterError(f"defect {self.id!r}: id must be '<op>__<class>[_variant]'")
         if self.scenario.get("op") != self.op:
             raise RegisterError(f"defect {self.id!r}: its scenario is of op {self.scenario.get('op')!r}")
+        if self.transform not in reproducer.TRANSFORMS:
+            raise RegisterError(f"defect {self.id!r}: transform {self.transform!r} is not one of "
+                                f"{reproducer.TRANSFORMS}")
 
     def bound_scenario(self):
         return bind(Scenario.from_dict(self.scenario))
@@ -64,7 +74,8 @@ class Defect:
     def reproducer(self) -> str:
         return reproducer.render(self.bound_scenario(), title=f"{self.op} / {self.klass}: {self.title}",
                                  description=f"Minimal input: {self.minimal}. MLX releases: {self.releases}.",
-                                 isolate=self.isolate, exact=self.exact)
+                                 isolate=self.isolate, exact=self.exact, transform=self.transform,
+                                 hang=self.hang)
 
     @property
     def probe(self) -> str:

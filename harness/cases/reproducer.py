@@ -11,6 +11,17 @@ expression, embed the op's MLX call file (harness/ops/repro/) as text: either
 way the script runs exactly what the harness ran. The expected values come
 from the harness's float64 reference when the script is written; the
 general machinery stays in the harness, not in the script.
+
+A finding under a transform (`transform`: "second_order", "vmap",
+"forward_mode", "compile") performs that transform on the one MLX call the
+way the harness's oracle does (running/oracles.py) and compares with the
+float64 values of the same quantity (cases/expected.py: H u and J u along a
+literal direction u, -2 g for vmap's second example); the transform raising
+where the plain VJP (for vmap: the mapped forward) works is "defect present",
+and both raising is "cannot test". "forward" checks the forward alone (a
+finding the VJP is not involved in). `hang`: the script runs that measurement
+in child processes, HANG_RUNS times with a timeout each, and a child that does
+not finish is "defect present" (a defect that spins in some processes only).
 """
 from __future__ import annotations
 
@@ -20,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import checks, layout, opinfo
+from ..core import checks, layout, numeric, opinfo, references
 from . import expected as expected_mod
 
 ALLOWED_IMPORTS = {"mlx", "numpy", "math", "itertools", "functools"}
@@ -38,7 +49,7 @@ except (ImportError, ValueError, RuntimeError) as e:
     sys.exit(print("cannot test:", e) or 125)
 '''
 
-BODY = '''
+PRELUDE = '''
 
 def f({wrt}):
     return {expression}
@@ -46,18 +57,64 @@ def f({wrt}):
 
 {inputs}
 g = {cotangent}
-# the float64 rule: {rule}
+# the float64 rule: {rule}{how}
 want = {{{want}}}
 try:
     mx.eval(f({wrt}))
 except Exception as e:
     sys.exit(print("cannot test: the forward raised", e) or 125)
-try:
+'''
+
+# What MLX gives, as the dict `got` (keys in `want`'s order), for each transform.
+MEASURE = {
+    "": '''try:
     (y,), grads = mx.vjp(f, [{wrt}], [g])
     mx.eval(got := dict(zip(want, [y, *grads])))
 except Exception as e:
     sys.exit(print(f"VERDICT: defect present (the VJP raised {{type(e).__name__}}: {{e}})") or {present})
-have = {{name: {have} for name, x in got.items()}}
+''',
+    "forward": '''try:
+    mx.eval(got := {{"forward": f({wrt})}})
+except Exception as e:
+    sys.exit(print(f"VERDICT: defect present (the forward raised {{type(e).__name__}}: {{e}})") or {present})
+''',
+    "second_order": '''u = [{direction}]
+h = lambda {wrt}, g: sum(mx.sum(mx.real(mx.conj(d) * x)) for d, x in zip(u, mx.vjp(f, [{wrt}], [g])[1]))   # <u, J^T g>
+try:
+    mx.eval(got := dict(zip(want, mx.grad(h, argnums=list(range({arity})))({wrt}, g))))
+except Exception as e:
+{fallback}''',
+    "vmap": '''batch, cots = [mx.stack([x, x]) for x in ({wrt},)], mx.stack([g, ({scale} * g).astype(g.dtype)])
+try:   # each output of the mapped VJP (the forward, then each gradient) for examples 0 and 1
+    res = mx.vmap(lambda *a: (lambda o: [*o[0], *o[1]])(mx.vjp(f, list(a[:-1]), [a[-1]])))(*batch, cots)
+    mx.eval(got := dict(zip(want, [r[k] if r.shape[:1] == (2,) else r for r in res for k in (0, 1)])))
+except Exception as e:
+{fallback}''',
+    "forward_mode": '''u = [{direction}]
+try:
+    (y,), (ju,) = mx.jvp(f, [{wrt}], u)
+    mx.eval(got := {{"jvp:forward": ju}})
+except Exception as e:
+    sys.exit(print("cannot test: MLX has no JVP here:", e) or 125)
+''',
+    "compile": '''try:
+    res = mx.compile(lambda *a: (lambda o: [*o[0], *o[1]])(mx.vjp(f, list(a[:-1]), [a[-1]])))({wrt}, g)
+    mx.eval(got := dict(zip(want, res)))
+except Exception as e:
+{fallback}''',
+}
+# Where the transform raised: the plain form that must work for it to be the transform's fault.
+PLAIN = {"second_order": "mx.vjp(f, [{wrt}], [g])", "vmap": "mx.vmap(f)(*batch)",
+         "compile": "mx.compile(f)({wrt})"}
+FALLBACK = '''    try:   # the transform's fault only where the call works without it
+        mx.eval({plain})
+    except Exception as e2:
+        sys.exit(print("cannot test: without the transform it raises too:", e2) or 125)
+    sys.exit(print(f"VERDICT: defect present ({transform} raised {{type(e).__name__}}: {{e}})") or {present})
+'''
+TRANSFORMS = tuple(MEASURE)
+
+COMPARE = '''have = {{name: {have} for name, x in got.items()}}
 bad = [name for name, w in want.items() if not ({close}{exact_test})]   # {agree}{exact_note}
 for name, w in want.items():
     print(f"{{name}}: MLX {{have[name].tolist()}}, float64 rule {{w.tolist()}}", "DIFFERS" if name in bad else "ok")
@@ -73,6 +130,25 @@ if os.environ.get("REPRO_CHILD") != "1":
              print(f"VERDICT: defect present (MLX ended the process: status {rc})") or 1)
 
 '''
+HANG = '''
+# MLX runs in {runs} children, one after another, each answering 10 (absent) or 11 (present):
+# one that does not finish in {timeout} s, or ends any other way, means the defect is present.
+if os.environ.get("REPRO_CHILD") != "1":
+    for run in range({runs}):
+        try:
+            rc = subprocess.run([sys.executable, *sys.argv], env={{**os.environ, "REPRO_CHILD": "1"}},
+                                timeout={timeout}).returncode
+        except subprocess.TimeoutExpired:
+            sys.exit(print(f"VERDICT: defect present (child {{run + 1}} of {runs} hung)") or 1)
+        if rc != 10:
+            sys.exit({{11: 1, 125: 125}}.get(rc) or print(f"VERDICT: defect present (status {{rc}})") or 1)
+    sys.exit(print("VERDICT: defect absent (every child finished)") or 0)
+
+'''
+HANG_RUNS, HANG_TIMEOUT_S = 8, 20
+# The harness's run-context choices (judging/rechecks.py, which this stage does not import;
+# tests/cases/test_reproducers.py holds them equal): the direction's seed, vmap's second cotangent.
+DIRECTION_SEED, VMAP_SCALE = 2, -2.0
 HAVE_REAL = "np.array(x.astype(mx.float32), dtype=np.float64)"
 HAVE_COMPLEX = "np.array(x.astype(mx.complex64 if x.dtype == mx.complex64 else mx.float32))"
 CLOSE = "have[name].shape == w.shape and np.allclose(have[name], w, rtol={rtol!r}, atol={atol!r}, equal_nan=True)"
@@ -186,37 +262,86 @@ def _body_of(text: str) -> str:
 
 
 def render(s, *, title: str, description: str = "", exact: bool = False, isolate: bool = False,
-           expected: dict | None = None) -> str:
+           expected: dict | None = None, transform: str = "", hang: bool = False) -> str:
     """The reproducer of bound scenario `s` (a plain VJP objective). `exact`: zeros
     of the rule must be exact zeros (a finding of the exact-zero oracle); `isolate`:
     run MLX in a child process (a finding where the process died); `expected`: the
-    float64 values already computed for it (else computed here)."""
+    float64 values already computed for it (else computed here); `transform`: what
+    is measured (module text; "" the plain VJP); `hang`: children with a timeout."""
     if s.objective != "vjp":
         raise NotReproducible(f"objective {s.objective!r} has no reproducer form")
-    info = s.info
+    if transform not in TRANSFORMS:
+        raise NotReproducible(f"transform {transform!r} has no reproducer form (one of {TRANSFORMS})")
+    exp = _expected(s, expected)
+    want, direction = _wanted(s, exp, transform)
+    cplx = any(np.iscomplexobj(v) for v in exp.values()) or any(t.dtype == "complex64" for t in s.operands.values())
+    atol, rtol = checks.tolerance(s.dtype)
+    child = isolate or hang
+    present, absent = (11, 10) if child else (1, 0)
+    doc = "\n".join(t for t in (_one_line(title), _one_line(description or s.description)) if t)
+    head = HEAD.format(doc=doc, imports="import os\nimport subprocess\nimport sys\n" if child else "import sys\n",
+                       isolate=HANG.format(runs=HANG_RUNS, timeout=HANG_TIMEOUT_S) if hang else
+                       ISOLATE if isolate else "")
+    call, expression = _call(s)
+    wrt = ", ".join(_var(n) for n in s.wrt)
+    fields = dict(wrt=wrt, present=present, arity=len(s.wrt) + 1, scale=_num(VMAP_SCALE), transform=transform,
+                  direction=", ".join(_direction(s, direction[n]) for n in s.wrt) if direction else "")
+    fallback = FALLBACK.format(plain=PLAIN.get(transform, "").format(**fields), **fields)
+    prelude = PRELUDE.format(
+        inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=wrt, expression=expression,
+        rule=info_rule(s), how=HOW.get(transform, ""), want=", ".join(f'"{k}": {literal(v)}' for k, v in want.items()))
+    compare = COMPARE.format(
+        close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=EXACT_NOTE if exact else "",
+        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent})",
+        have=HAVE_COMPLEX if cplx else HAVE_REAL)
+    return head + call + prelude + MEASURE[transform].format(fallback=fallback, **fields) + compare
+
+
+# What the expected values are of, where it is not the plain forward and VJP (the rule's comment).
+HOW = {"second_order": "\n# second order: the gradient of <u, J^T g> is H u (the operands) and J u (the cotangent)",
+       "vmap": f"\n# vmap over two examples: the cotangent g, then {VMAP_SCALE:g} g (the VJP is linear in g)",
+       "forward_mode": "\n# forward mode: mx.jvp along u gives J u"}
+
+
+def info_rule(s) -> str:
+    return s.info.rule or "(see the op's float64 reference)"
+
+
+def _expected(s, expected) -> dict:
     if expected is not None and (any(t.dtype == "complex64" for t in s.operands.values())
                                  or any(np.size(v) == 0 for v in expected.values())):
         # A file's complex values are [re, im] pairs, and an empty array loses its trailing
         # axes in JSON: recompute them (the same float64 numbers).
         expected = None
-    exp = {k: _values(v) for k, v in (expected if expected is not None else expected_mod.expected(s)).items()}
-    cplx = any(np.iscomplexobj(v) for v in exp.values()) or any(t.dtype == "complex64" for t in s.operands.values())
-    atol, rtol = checks.tolerance(s.dtype)
-    doc = "\n".join(t for t in (_one_line(title), _one_line(description or s.description)) if t)
-    head = HEAD.format(doc=doc, imports="import os\nimport subprocess\nimport sys\n" if isolate else "import sys\n",
-                       isolate=ISOLATE if isolate else "")
-    call, expression = _call(s)
-    present, absent = (11, 10) if isolate else (1, 0)
-    body = BODY.format(
-        inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=", ".join(_var(n) for n in s.wrt),
-        expression=expression, present=present,
-        rule=info.rule or "(see the op's float64 reference)",
-        want=", ".join([f'"forward": {literal(exp["forward"])}']
-                       + [f'"grad:{n}": {literal(exp["grad:" + n])}' for n in s.wrt]),
-        close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=EXACT_NOTE if exact else "",
-        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent})",
-        have=HAVE_COMPLEX if cplx else HAVE_REAL)
-    return head + call + body
+    return {k: _values(v) for k, v in (expected if expected is not None else expected_mod.expected(s)).items()}
+
+
+def _wanted(s, exp: dict, transform: str) -> tuple:
+    """({check name: float64 values}, the direction u or None) for what the script measures."""
+    grads = {f"grad:{n}": exp["grad:" + n] for n in s.wrt}
+    if transform in ("", "compile"):
+        prefix = "compile:" if transform else ""
+        return {f"{prefix}forward": exp["forward"], **{prefix + k: v for k, v in grads.items()}}, None
+    if transform == "forward":
+        return {"forward": exp["forward"]}, None
+    if transform == "vmap":   # the forward does not depend on the cotangent; the gradients are linear in it
+        return {f"vmap:{k}#{i}": v * (VMAP_SCALE if i and k != "forward" else 1.0)
+                for k, v in {"forward": exp["forward"], **grads}.items() for i in (0, 1)}, None
+    u = references.direction(s, DIRECTION_SEED)
+    if transform == "forward_mode":
+        return {"jvp:forward": expected_mod.directional(s, u)}, u
+    hu = expected_mod.hvp(s, expected_mod.cotangent(s, exp["forward"]), u)
+    want = {f"second:{n}": hu[n] for n in s.wrt}
+    try:   # J u where the reference decides it (as the oracle: else no cotangent check)
+        want["second:cotangent"] = expected_mod.directional(s, u)
+    except numeric.ReferenceUndecided:
+        pass
+    return want, u
+
+
+def _direction(s, u) -> str:
+    dtype = "complex64" if np.iscomplexobj(u) else s.dtype
+    return f"mx.array({literal(u)}, dtype=mx.{dtype})"
 
 
 def _values(v) -> np.ndarray:

@@ -592,44 +592,82 @@ def confirmed_scenario(reruns: dict | None, name: str) -> bool:
     return seen is None or bool(seen.get("confirmed"))
 
 
-def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | None = None) -> dict:
-    """What the rows say under the scope: lists of scenario names per finding. `fails`
-    (failing_oracles): which oracles each non-passing record fails; without it every
-    failure counts as one of the gradient rules' own."""
+def _held(fails: dict | None, r: dict, variant: str) -> set:
+    """The gradient rules' own oracles a row's record fails on one build."""
+    if r[variant] == "pass":
+        return set()
+    return set((fails or {}).get(r["scenario"], {}).get(variant) or ["error"]) & set(HELD)
+
+
+def worse(fails: dict | None, r: dict) -> bool:
+    """Failing on both builds, but patched fails one of the gradient rules' own oracles
+    that pristine's record (with every check evaluated: a fail, not an error or a crash)
+    passes: a new defect on top of an old one (a crash where pristine only failed a
+    second-order check, say)."""
+    return r["pristine"] == "fail" and r["patched"] != "pass" and \
+        bool(_held(fails, r, "patched") - _held(fails, r, "pristine"))
+
+
+def regression(fails: dict | None, r: dict) -> bool:
+    return (r["pristine"] == "pass" and r["patched"] != "pass") or worse(fails, r)
+
+
+def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | None = None,
+          tags: dict | None = None) -> dict:
+    """What the rows say under the scope: lists of scenario names per finding.
+
+    `fails` (failing_oracles): which oracles each non-passing record fails; without it
+    every failure counts as one of the gradient rules' own. `tags` ({scenario: defect
+    tags} of the expected defects): the patch is held to fixing a defect class (a tag)
+    once it fixes one of its scenarios, or every expected defect of the ops named by
+    --fixes, and every in-scope regression-corpus entry of the ops in scope; without
+    `tags` every expected defect of the ops in scope. Expected defects of other classes
+    that fail on both builds are pre-existing."""
     ops, strict = set(scope["ops"]), set(scope["strict"])
+    explicit = scope.get("how") == "--fixes"
     rows = comp["rows"]
-    held = lambda r: bool(set((fails or {}).get(r["scenario"], {}).get("patched") or ["error"]) & set(HELD))  # noqa: E731
-    scoped = [r for r in rows if r.get("op") in ops and r.get("in_scope", True)]
-    expected = [r for r in scoped if r["expects_defect"]]
+    stable = lambda r: confirmed_scenario(reruns, r["scenario"])  # noqa: E731
+    fixed = [r for r in rows if r["pristine"] != "pass" and r["patched"] == "pass" and stable(r)]
+    classes = {t for r in fixed for t in (tags or {}).get(r["scenario"], ())}
+
+    def claimed(r) -> bool:
+        if r.get("op") not in ops or not r.get("in_scope", True):
+            return False
+        if r.get("source") == "regression":
+            return True
+        if not r["expects_defect"]:
+            return False
+        return explicit or tags is None or bool(classes & set(tags.get(r["scenario"], ())))
+    scoped = [r for r in rows if claimed(r)]
+    expected = [r for r in rows if r.get("op") in ops and r.get("in_scope", True) and r["expects_defect"]]
     return {
         "rows": len(rows),
+        "classes": sorted(classes),
         "scoped": [r["scenario"] for r in scoped],
         "expected": [r["scenario"] for r in expected],
         # an expected defect of a strict op that the pristine build does not show
         "missed": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") in strict],
         "absent": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") not in strict],
-        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and held(r)
-                    and confirmed_scenario(reruns, r["scenario"])],
-        "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass" and not held(r)],
-        "regressed": [r["scenario"] for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"
-                      and confirmed_scenario(reruns, r["scenario"])],
-        "flaky": [r["scenario"] for r in rows if (r["pristine"] == "pass") != (r["patched"] == "pass")
-                  and not confirmed_scenario(reruns, r["scenario"])],
-        "fixed": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] == "pass"
-                  and confirmed_scenario(reruns, r["scenario"])],
+        "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and _held(fails, r, "patched")
+                    and stable(r)],
+        "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass" and not _held(fails, r, "patched")],
+        "regressed": [r["scenario"] for r in rows if regression(fails, r) and stable(r)],
+        "flaky": [r["scenario"] for r in rows if ((r["pristine"] == "pass") != (r["patched"] == "pass")
+                                                  or worse(fails, r)) and not stable(r)],
+        "fixed": [r["scenario"] for r in fixed],
         "pre_existing": [r["scenario"] for r in rows if r["pristine"] != "pass" and r["patched"] != "pass"
-                         and r not in scoped],
+                         and r not in scoped and not worse(fails, r)],
         "passing_pristine": sum(r["pristine"] == "pass" for r in rows),
         "corpus": sum(r.get("source") == "regression" for r in scoped),
     }
 
 
 def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails: dict | None = None,
-            reruns: dict | None = None) -> tuple:
+            reruns: dict | None = None, tags: dict | None = None) -> tuple:
     """(exit code, one line) for one comparison under the scope (default: auto from this
     comparison alone)."""
     scope = scope or resolve_scope(None, [comp])
-    j = judge(comp, scope, fails, reruns)
+    j = judge(comp, scope, fails, reruns, tags)
     if not j["rows"]:
         return 1, f"{what}: no scenario ran"
     fp = comp.get("fast_path") or {}
@@ -642,10 +680,13 @@ def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails:
     n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
     scope_txt = ", ".join(scope["ops"]) or "no op"
     line = (f"{head}pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} expected defects "
-            f"of {scope_txt}; patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} of their "
-            f"scenarios in the gradient rules' own oracles"
+            f"of {scope_txt}; patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} of the "
+            f"scenarios the patch is held to"
+            + (f" (defect classes {', '.join(j['classes'])}, and the corpus)" if j["classes"] else "")
+            + " in the gradient rules' own oracles"
             + (f" ({j['corpus']} from the regression corpus)" if j["corpus"] else "")
-            + f"; {len(reg)} of the {j['passing_pristine']} scenarios pristine passes no longer pass"
+            + f"; {len(reg)} regressions (of the {j['passing_pristine']} scenarios pristine passes, or newly "
+            f"failing a gradient-rule check)"
             + f"; {len(j['pre_existing'])} fail on both (pre-existing)"
             + (f"; {len(j['other_rules'])} of the scope's fail on both only in oracles of other rules "
                f"(second order, vmap, ...)" if j["other_rules"] else "")
@@ -671,9 +712,10 @@ def overall(outcome: dict, scope_arg=None) -> tuple:
     reruns = (outcome.get("gate") or {}).get("scenario_reruns") or {}
     scope = resolve_scope(scope_arg, comps, mlx_rows, {0: reruns.get("harness"), 1: reruns.get("native")})
     codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
+    tags = (outcome.get("gate") or {}).get("defect_tags")
     for comp, what in ((outcome.get("comparison"), "harness"), (outcome.get("native_comparison"), "native")):
         if comp is not None:
-            c, line = verdict(comp, scope, what, fails.get(what), reruns.get(what))
+            c, line = verdict(comp, scope, what, fails.get(what), reruns.get(what), tags)
             codes.append(c)
             lines.append(line)
     if "mlx_tests" in outcome:
@@ -783,7 +825,8 @@ def rerun_test(gate: Gate, built: dict, suite: str, test: str, variant: str) -> 
     return (got["tests"].get(test) or {}).get("outcome")
 
 
-def confirm_regressions(gate: Gate, built: dict, comp: dict, scenarios: list, stage: str, native_rec) -> dict:
+def confirm_regressions(gate: Gate, built: dict, comp: dict, scenarios: list, stage: str, native_rec,
+                        fails: dict | None = None) -> dict:
     """Every scenario that passes pristine and not patched, and every one of an op outside
     TARGET that passes patched and not pristine (those decide the automatic scope), run
     again RERUNS times on each build in fresh processes: {scenario: {"pristine":
@@ -792,7 +835,7 @@ def confirm_regressions(gate: Gate, built: dict, comp: dict, scenarios: list, st
     time; a hang or a race does not (it is listed as flaky, and neither blamed on the
     patch nor credited to it)."""
     rows = {r["scenario"]: r for r in comp["rows"]
-            if (r["pristine"] == "pass" and r["patched"] != "pass")
+            if regression(fails, r)
             or (r["pristine"] != "pass" and r["patched"] == "pass" and r.get("op") not in TARGET)}
     names = list(rows)
     if not names:
@@ -859,13 +902,16 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
                     "stages": list(gate.stages)}}
     failing_by = out["gate"]["failing"] = {}
     reruns = out["gate"]["scenario_reruns"] = {}
+    out["gate"]["defect_tags"] = {e.scenario.name: list(e.scenario.defect_tags) for e in entries
+                                  if e.expects_defect and e.scenario.defect_tags}
     if "harness" in gate.stages:
         runs = {v: results[("harness", v)] for v in VARIANTS}
         out["results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"gate-{v}", model=False)
                           for v in VARIANTS}
         out["comparison"] = comparison(entries, runs, list(gate.touched))
         failing_by["harness"] = failing_oracles(runs)
-        reruns["harness"] = confirm_regressions(gate, built, out["comparison"], scenarios, "harness", native_rec)
+        reruns["harness"] = confirm_regressions(gate, built, out["comparison"], scenarios, "harness", native_rec,
+                                                failing_by["harness"])
     if "native" in gate.stages:
         runs = {v: results[("native", v)][0] for v in VARIANTS}
         out["native_results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}")
@@ -874,7 +920,8 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
         out["native_comparison"] = comp
         failing_by["native"] = failing_oracles(runs)
-        reruns["native"] = confirm_regressions(gate, built, comp, scenarios, "native", native_rec)
+        reruns["native"] = confirm_regressions(gate, built, comp, scenarios, "native", native_rec,
+                                               failing_by["native"])
     if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
         out["mlx_tests"], out["gate"]["mlx_test_reruns"] = mlx_tests_document(results, gate, built)
     return out

@@ -142,9 +142,13 @@ def recheck(gate, built: dict, scenarios: list) -> dict:
     return out
 
 
-def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict) -> dict:
+def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict, claimed_signatures=None) -> dict:
     """One row per signature either campaign found, with what each build does with the
-    smallest counterexample, and the verdict for it."""
+    smallest counterexample, and the verdict for it. A finding fails the gate when it is
+    new on patched (pristine passes it), worse on patched (a gradient-rule oracle flags it
+    where pristine only fails another), or fails both builds in a gradient-rule oracle with
+    a signature the patch claims (an in-scope regression-corpus entry's, or any of an op
+    named by --fixes)."""
     from ..fuzz import findings as F
     from .gate import TARGET
     seen = {}
@@ -167,18 +171,26 @@ def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict) -> dict:
     else:
         changed = {r["op"] for r in rows if bad(r, "pristine") != bad(r, "patched")}
         scope = sorted(changed | (set(TARGET) if changed & set(TARGET) else set()))
+    explicit = bool(fixes) and fixes != "none"
+    claimed = set(claimed_signatures or ())
     for r in rows:
         reason = out_of_scope.get(r["signature"])
+        now, before = oracle_of(r, "patched"), oracle_of(r, "pristine")
         if not bad(r, "patched"):
             r["verdict"] = "passes patched"
         elif reason:
             r.update(verdict=f"out of scope: {reason}", in_scope=False)
         elif not bad(r, "pristine"):
             r["verdict"] = "NEW on patched"
-        elif r["op"] in scope and oracle_of(r) in held:
+        elif now in held and before not in held:
+            r["verdict"] = f"WORSE on patched (the {now} oracle; pristine only fails {before})"
+        elif r["op"] in scope and now in held and (explicit or r["signature"] in claimed
+                                                   or (r["patched"] or {}).get("signature") in claimed):
             r["verdict"] = "in scope, still failing patched"
+        elif r["op"] in scope and now in held:
+            r["verdict"] = "pre-existing (fails on both; a signature the regression corpus does not give the patch)"
         elif r["op"] in scope:
-            r["verdict"] = (f"pre-existing (fails on both; flagged by the {oracle_of(r)} oracle, "
+            r["verdict"] = (f"pre-existing (fails on both; flagged by the {now} oracle, "
                             "which the gate does not hold the patch to)")
         else:
             r["verdict"] = "pre-existing (fails on both, op out of scope)"
@@ -194,17 +206,18 @@ def gate_oracles() -> set:
     return set(HELD)
 
 
-def oracle_of(row: dict) -> str:
-    """The oracle that flags the row's scenario on the patched build (from its signature:
+def oracle_of(row: dict, variant: str = "patched") -> str:
+    """The oracle that flags the row's scenario on one build (from its signature:
     op__gradient__oracle__kind__form), else the finding's own."""
-    sig = (row.get("patched") or {}).get("signature") or row["signature"]
+    sig = (row.get(variant) or {}).get("signature") or row["signature"]
     parts = sig.split("__")
     return parts[2] if len(parts) >= 3 else "?"
 
 
 def verdict(summary: dict, campaigns: dict) -> tuple:
     rows = summary["rows"]
-    blamed = [r for r in rows if r["verdict"] in ("NEW on patched", "in scope, still failing patched")]
+    blamed = [r for r in rows if r["verdict"] in ("NEW on patched", "in scope, still failing patched")
+              or r["verdict"].startswith("WORSE")]
     pre = [r for r in rows if r["verdict"].startswith("pre-existing")]
     counts = ", ".join(f"{v}: {c['stats']['cases']} cases ({c['stats']['cases_per_s']}/s), "
                        f"{len(c.get('findings', []))} findings" for v, c in campaigns.items())
@@ -223,6 +236,7 @@ def run(args, gate, fixes, say) -> dict:
     from . import gate as G
     corpus = files.regressions()
     out_of_scope = {e.meta.get("signature"): e.reason for e in corpus if not e.in_scope}
+    claimed = {e.meta.get("signature") for e in corpus if e.in_scope}
     state = {}
 
     def body(tmp):
@@ -242,7 +256,7 @@ def run(args, gate, fixes, say) -> dict:
         scen = {f.scenario["name"]: f.scenario for d in outs.values() for f in F.load(d)}
         say(f"running the {len(scen)} findings on both builds")
         checked = recheck(gate, built, list(scen.values())) if scen else {v: {} for v in built}
-        summary = summarize(outs, checked, fixes, out_of_scope)
+        summary = summarize(outs, checked, fixes, out_of_scope, claimed)
         summary["campaigns"] = {v: {k: c.get(k) for k in ("stats", "dtypes", "seed", "budget_s", "ops")}
                                 for v, c in campaigns.items()}
         atomic.write_json(Path(tmp) / SUMMARY, summary)

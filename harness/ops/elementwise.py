@@ -39,6 +39,8 @@ FLOATS = ("float32", "float16", "bfloat16")
 REPRO = ".ops.repro.elementwise"
 # A defect class found by this table (see the Findings table): MLX's sign of a complex
 # z is z / |z|, whose derivative is not 0, yet Sign::vjp returns zeros for every dtype.
+# abs meets it at second order: Abs::vjp is g * sign(z), so the VJP of abs's VJP is 0
+# where |z| has a nonzero Hessian.
 COMPLEX_SIGN = "complex_sign_zero_grad"
 
 
@@ -175,7 +177,8 @@ C = dict(complex=True)
 
 UNARY = (
     Unary("abs", "abs", ("Abs",), np.abs, "d|x| = sign(x) g (0 at x = 0, MLX's convention); z/|z| g for complex z",
-          vjp=_abs_vjp, domain=Domain(-3.0, 3.0, ("zero",)), conventions=(ZERO,), exact=True, real_output=True, **C),
+          vjp=_abs_vjp, domain=Domain(-3.0, 3.0, ("zero",)), conventions=(ZERO,), exact=True, real_output=True,
+          complex_defect=COMPLEX_SIGN, **C),
     Unary("arccos", "arccos", ("ArcCos",), np.arccos, "d arccos x = -g / sqrt(1 - x^2)",
           derivative=lambda z: -1 / _sqrt1(z), domain=UNIT, **C),
     Unary("arccosh", "arccosh", ("ArcCosh",), np.arccosh, "d arccosh x = g / sqrt(x^2 - 1)",

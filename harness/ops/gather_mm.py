@@ -12,6 +12,10 @@ Defect tags name the known defect class a scenario hits on the sorted path:
   quantized_left  the gather_qmm form of left_selection
   rank2_segments  index arrays of rank > 1 on the sorted path (found by this suite:
                   the segment count uses scatter_add_axis on unflattened indices)
+  segmented_second_order  second order on the sorted path wherever b is differentiated:
+                  dB is a segmented_mm there, and SegmentedMM has no VJP, so the VJP of the
+                  VJP raises "[Primitive::vjp] Not implemented for SegmentedMM" (found by the
+                  second-order oracle; tagged by rule, `second_order_tags`)
 """
 from __future__ import annotations
 
@@ -235,10 +239,24 @@ def _grid_zero_sizes():
 
 
 def scenarios() -> list:
-    return [s for build in (_report_example, _left_selections, _right_selections, _both_explicit,
-                            _broadcasting, _layouts, _cotangents, _matmul_controls,
-                            _loss_and_hessian, _backing_tails, _user_layouts, _grid_ranks,
-                            _grid_batches, _grid_zero_sizes) for s in build()]
+    return [second_order_tags(s) for build in (_report_example, _left_selections, _right_selections,
+                                               _both_explicit, _broadcasting, _layouts, _cotangents,
+                                               _matmul_controls, _loss_and_hessian, _backing_tails,
+                                               _user_layouts, _grid_ranks, _grid_batches, _grid_zero_sizes)
+            for s in build()]
+
+
+SEGMENTED = "segmented_second_order"
+
+
+def second_order_tags(s: Scenario) -> Scenario:
+    """The scenario with SEGMENTED added where the flag acts (exactly one index array) and b is
+    differentiated, in a plain float32 VJP (where the second-order oracle runs); the class
+    bites on the sorted variant only (conditional_tags)."""
+    one_index = (G.LHS in s.operands) != (G.RHS in s.operands)
+    if one_index and "b" in s.wrt and s.objective == "vjp" and s.operands["a"].dtype == "float32":
+        return dataclasses.replace(s, defect_tags=tuple(s.defect_tags) + (SEGMENTED,))
+    return s
 
 
 def error_inputs() -> list:
@@ -282,7 +300,8 @@ OPS = (OpInfo(
     name="gather_mm", summary="mx.gather_mm: batched matmul over gathered left and right matrices",
     operands=("a", "b", G.LHS, G.RHS), differentiable=("a", "b"), integer_operands=(G.LHS, G.RHS),
     optional_operands=(G.LHS, G.RHS), variants=G.FLAG_VARIANTS, equivalent_params={G.SORTED: False},
-    conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, "zero_size_unsorted": "!" + G.SORTED},
+    conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, SEGMENTED: G.SORTED,
+                      "zero_size_unsorted": "!" + G.SORTED},
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="Y_q = A[i_q] B[j_q]; dA[l] = sum over q with i_q = l of G_q B[j_q]^T; "
          "dB[l] = sum over q with j_q = l of A[i_q]^T G_q",

@@ -5,6 +5,18 @@ the codes are held fixed (no derivative is claimed for them), dx follows the
 gather_mm rule and dscale / dbias follow by the chain rule (_support/quantized.py,
 which quantized_matmul shares). The index arrays and the sorted_indices flag
 are gather_mm's (_support/gather.py); the MLX call is ops/repro/gather_qmm.py.
+
+Two classes found by the transform oracles, tagged by rule (`transform_tags`):
+  segmented_second_order  as gather_mm's: on the sorted path dscales and dbiases come
+          from a segmented_mm, which has no VJP, so second order raises wherever scales
+          or biases are differentiated (sorted variant only);
+  transpose_false_scales  GatherQMM::vjp builds dscales and dbiases as if transpose were
+          True: with transpose=False (and an index array; without one the call is a
+          QuantizedMatmul) they raise "[Unflatten] Cannot unflatten axis -1 ..." where K
+          is not a multiple of the group size, else come out transposed. The transpose=True
+          op meets it at second order: dx is a gather_qmm with the flag flipped, so the
+          VJP of the VJP, wherever x and scales or biases are differentiated, asks that
+          call for dscales (float32: where the second-order oracle runs).
 """
 from __future__ import annotations
 
@@ -36,12 +48,12 @@ def reference_vjp(inp, g, params):
 # --- catalog: exact codes, so W is exact and every sum is an integer ---------------------
 
 def qmm(name, x, codes_t, scales, biases, bits, group_size, lhs=None, rhs=None,
-        wrt=("x", "scales", "biases"), tags=(), **kw) -> Scenario:
+        wrt=("x", "scales", "biases"), tags=(), transpose=True, **kw) -> Scenario:
     return Scenario(name=name, op="gather_qmm",
                     operands={"x": x, "codes": codes_t, "scales": scales, "biases": biases,
                               **G.index_operands(lhs, rhs)},
                     wrt=tuple(wrt),
-                    params={"bits": bits, "group_size": group_size, "transpose": True, "mode": "affine"},
+                    params={"bits": bits, "group_size": group_size, "transpose": transpose, "mode": "affine"},
                     defect_tags=tuple(tags), **kw)
 
 
@@ -155,8 +167,46 @@ def _grid_scenarios() -> list:
     ]
 
 
+def _untransposed() -> list:
+    """transpose=False: W stored (E, K, N), groups along N. dscales and dbiases are the
+    finding (transpose_false_scales); x alone is the control."""
+    E, K, N = 2, 4, 32
+    c = codes((E, K, N), 4, seed=60)
+    sc = tensor(np.random.RandomState(61).choice([0.5, 1.0, -1.0], size=(E, K, 1)))
+    bi = ints((E, K, 1), 62)
+    x = ints((3, 1, K), 63, lo=-2, hi=3)
+    q = dict(family="untransposed", transpose=False)
+    return [
+        qmm("qmm4/untransposed/left_identity/wrt_scales", ints((2, 1, K), 64, lo=-2, hi=3), c, sc, bi, 4, 32,
+            lhs=[0, 1], wrt=("scales",), description="K = 4 is no multiple of the group: the VJP raises", **q),
+        qmm("qmm4/untransposed/right_repeat", x, c, sc, bi, 4, 32, rhs=[0, 0, 1], **q),
+        qmm("qmm4/untransposed/square_groups", ints((2, 1, 32), 65, lo=-2, hi=3), codes((2, 32, 32), 4, seed=66),
+            tensor(np.ones((2, 32, 1))), ints((2, 32, 1), 67), 4, 32, lhs=[1, 0], wrt=("scales", "biases"),
+            description="K = N = 32: the shapes agree, the values are the transposed weights' (silent)", **q),
+        qmm("qmm4/untransposed/wrt_x", x, c, sc, bi, 4, 32, rhs=[0, 0, 1], wrt=("x",),
+            description="dx alone takes the gather_mm rule: the control", **q),
+    ]
+
+
 def scenarios() -> list:
-    return _quantized(4) + _quantized(8) + _user_layouts() + _grid_scenarios()
+    return [transform_tags(s) for s in _quantized(4) + _quantized(8) + _user_layouts() + _grid_scenarios()
+            + _untransposed()]
+
+
+SEGMENTED, TRANSPOSE_FALSE = "segmented_second_order", "transpose_false_scales"
+
+
+def transform_tags(s: Scenario) -> Scenario:
+    """The scenario with the two transform classes added where they bite (module text)."""
+    indexed = [k for k in (G.LHS, G.RHS) if k in s.operands]
+    scale_grads = bool({"scales", "biases"} & set(s.wrt))
+    second = s.objective == "vjp" and s.operands["x"].dtype == "float32"
+    tags = list(s.defect_tags)
+    if len(indexed) == 1 and scale_grads and second:
+        tags.append(SEGMENTED)
+    if indexed and scale_grads and (not s.params.get("transpose", True) or ("x" in s.wrt and second)):
+        tags.append(TRANSPOSE_FALSE)
+    return dataclasses.replace(s, defect_tags=tuple(tags))
 
 
 # --- fuzz strategy -----------------------------------------------------------------------
@@ -217,7 +267,8 @@ OPS = (OpInfo(
     operands=("x", "codes", "scales", "biases", G.LHS, G.RHS), differentiable=("x", "scales", "biases"),
     integer_operands=("codes", G.LHS, G.RHS), optional_operands=(G.LHS, G.RHS),
     variants=G.FLAG_VARIANTS, equivalent_params={G.SORTED: False},
-    conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, "half_gather_mm_cpu": "!" + G.SORTED},
+    conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, SEGMENTED: G.SORTED,
+                      "half_gather_mm_cpu": "!" + G.SORTED},
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     rule="W = code * scale + bias per group along K; Y_q = x[i_q] W[j_q]^T; dx by the gather_mm rule; "
          "dscale = sum over the group of code * dW, dbias = sum over the group of dW",

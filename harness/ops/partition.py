@@ -42,13 +42,24 @@ def defect_scenarios() -> list:
     Partition::vjp routes the cotangent by argpartition. An untied value then gets
     another slot's cotangent: for [0, 0, 1, 0] the 1 sits in output slot 2, but its
     gradient comes from slot 3. The cotangents are equal on the tied zeros, so the
-    true gradient does not depend on any tie-break."""
+    true gradient does not depend on any tie-break.
+
+    broadcast_misroute (MLX 0.32.4 CPU, found by the transform oracles' round): on an
+    input broadcast with stride 0 across lanes, partition and argpartition arrange a
+    lane differently even without ties, so Partition::vjp's put_along_axis sends
+    cotangents to the wrong elements."""
     return [
         _case("defect/tie_misroute/minimal", tensor([0, 0, 1, 0]), {"kth": 0, "axis": -1}, [1, 1, 1, 5],
               desc="the 1 must get 5; MLX gives it to the last 0", tags=("tie_misroute",)),
         _case("defect/tie_misroute/fuzz_seed1", tensor([0, -4, -8, 8, -4]), {"kth": 0, "axis": -1},
               [3, 4, 4, -4, -2], desc="found by the fuzzer: the 0 gets a -4's cotangent",
               tags=("tie_misroute",)),
+        _case("defect/broadcast_misroute/rows", tensor([[3, 1, 2, 0, 5]], views=[{"op": "broadcast_to",
+                                                                                "shape": [2, 5]}]),
+              {"kth": 3, "axis": -1}, [[1, 2, 3, 4, 5], [5, 4, 3, 2, 1]],
+              desc="no ties; one row broadcast (stride 0) to two: partition gives [2, 0, 1, 3, 5] per row, "
+                   "argpartition [2, 1, 3, 0, 4] (values 2, 1, 0, 3, 5): the 0 and the 1 swap cotangents",
+              tags=("broadcast_misroute",)),
     ]
 
 

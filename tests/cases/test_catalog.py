@@ -76,12 +76,28 @@ def _unflagged_tags(s) -> set:
     flagged = bool(s.params.get(SORTED)) and (left is None) != (right is None)
     lhs_op, rhs_op = ("a", "b") if s.op == "gather_mm" else ("x", "codes")
     M, K = _shape(s, lhs_op)[-2:]
-    N = _shape(s, rhs_op)[-2] if s.op == "gather_qmm" else _shape(s, rhs_op)[-1]
+    stored_nk = s.op == "gather_qmm" and s.params.get("transpose", True)   # codes (.., N, K)
+    N = _shape(s, rhs_op)[-2] if stored_nk else _shape(s, rhs_op)[-1]
     tags = {"no_batch"} if len(_shape(s, lhs_op)) == 2 else set()
     if N == 0 or K == 0 or (M == 0 and (not flagged or s.op == "gather_qmm")):
         tags.add("zero")
     if s.op == "gather_qmm" and s.dtype != "float32" and not flagged:
         tags.add("half")
+    return tags | _transform_tags(s, flagged)
+
+
+def _transform_tags(s, flagged) -> set:
+    """The transform oracles' classes: second order on the sorted path wherever the
+    right-hand gradient (gather_mm: b; gather_qmm: scales or biases) is taken, which
+    goes through SegmentedMM (no VJP); and gather_qmm's scales/biases gradient of a
+    transpose=False call (first order there, and second order of a transposed call
+    that differentiates x too). The second-order oracle runs on float32 plain VJPs."""
+    second = s.objective == "vjp" and s.dtype == "float32"
+    right = {"b"} if s.op == "gather_mm" else {"scales", "biases"}
+    tags = {"segmented"} if flagged and second and right & set(s.wrt) else set()
+    if s.op == "gather_qmm" and right & set(s.wrt) and (
+            not s.params.get("transpose", True) or ("x" in s.wrt and second)):
+        tags.add("transpose_false")
     return tags
 
 

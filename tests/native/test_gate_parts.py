@@ -565,3 +565,43 @@ def test_a_flaky_fix_does_not_widen_the_scope():
     flaky = {"b/zero": {"pristine": ["pass", "pass"], "patched": ["pass", "pass"], "confirmed": False}}
     code, scope, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
     assert code == 0 and "broadcast_to" not in scope["ops"], lines
+
+
+def test_defect_classes_the_patch_fixes_are_held_others_are_pre_existing():
+    rows = [_row("g/left/1", "gather_mm", "fail", "pass", True), _row("g/left/2", "gather_mm", "fail", "fail", True),
+            _row("g/zero", "gather_mm", "crashed", "crashed", True), _row("g/ok", "gather_mm", "pass", "pass")]
+    tags = {"g/left/1": ["left_selection"], "g/left/2": ["left_selection"], "g/zero": ["zero_size"]}
+    outcome = {"comparison": {"rows": rows}, "gate": {"defect_tags": tags}}
+    code, _, lines = G.overall(outcome)
+    # left_selection is held (the patch fixes one of its scenarios): g/left/2 is unfixed
+    assert code == 1 and "not passing patched: g/left/2" in lines[1] and "g/zero" not in lines[1], lines
+    rows[1] = _row("g/left/2", "gather_mm", "fail", "pass", True)
+    code, _, lines = G.overall(outcome)
+    assert code == 0 and "1 fail on both (pre-existing)" in lines[1], lines      # zero_size: another class
+    # a new failure on top of an old one is a regression: a crash where pristine failed a second-order check
+    rows.append(_row("g/second", "gather_mm", "fail", "crashed"))
+    fails = {"g/second": {"pristine": ["second_order"], "patched": ["crashed"]}}
+    outcome["gate"]["failing"] = {"harness": fails}
+    code, _, lines = G.overall(outcome)
+    assert code == 1 and "regressed: g/second" in lines[1]
+
+
+def test_fuzz_findings_on_both_builds_are_blamed_only_when_claimed_or_worse(tmp_path):
+    outs = {"pristine": tmp_path / "p", "patched": tmp_path / "q"}
+    outs["patched"].mkdir()
+    (outs["patched"] / "findings.json").write_text("[]")
+    sig = "gather_mm__grad-a__reference__wrong-value__lhs-sorted"
+    _finding_dir(outs["pristine"], "s1", sig, "gather_mm")
+    _finding_dir(outs["pristine"], "s2", "gather_mm__vjp__vjp_exception__crash__zero", "gather_mm")
+    _finding_dir(outs["pristine"], "s3", "gather_mm__second-status__second_order__x__lhs", "gather_mm")
+    _finding_dir(outs["pristine"], "s4", "gather_mm__grad-b__reference__wrong-value__lhs-sorted", "gather_mm")
+    checked = {"pristine": {"s4": {"status": "fail"}, "s1": {"status": "fail", "signature": sig},
+                            "s2": {"status": "fail", "signature": "gather_mm__vjp__vjp_exception__crash__zero"},
+                            "s3": {"status": "fail", "signature": "gather_mm__second-status__second_order__x__lhs"}},
+               "patched": {"s4": {"status": "pass"}, "s1": {"status": "fail", "signature": sig},
+                           "s2": {"status": "fail", "signature": "gather_mm__vjp__vjp_exception__crash__zero"},
+                           "s3": {"status": "fail", "signature": "gather_mm__vjp__vjp_exception__crash__lhs"}}}
+    rows = {r["scenario"]: r["verdict"] for r in PF.summarize(outs, checked, None, {}, {sig})["rows"]}
+    assert rows["s1"] == "in scope, still failing patched"          # a class the corpus gives the patch
+    assert rows["s2"].startswith("pre-existing")                      # a crash class it does not claim
+    assert rows["s3"].startswith("WORSE on patched")                  # second order before, a crash now

@@ -111,7 +111,8 @@ def test_an_mlx_test_that_passes_pristine_and_fails_patched_fails_the_gate(tmp_p
     text = (Path(SOURCE) / "tests" / "ops_tests.cpp").read_text()
     m = re.search(r'TEST_CASE\("([^"]+)"\) \{\n', text)
     patch = diff_of(tmp_path, "tests/ops_tests.cpp", m.group(0), m.group(0) + "  CHECK(1 == 2);\n")
-    code, out = gate(tmp_path, "--patch", str(patch), "--mlx-tests", "cpp", "--fixes", "none")
+    code, out = gate(tmp_path, "--patch", str(patch), "--mlx-tests", "cpp", "--fixes", "none",
+                     "--no-catalog", "--scenarios", str(ROOT / "harness" / "regressions"))
     said = capsys.readouterr().out
     assert code == 1, said[-3000:]
     rows = json.loads((out / "mlx-tests.json").read_text())["rows"]
