@@ -63,6 +63,12 @@ class OpInfo:
     # truthy (gather_mm's sorted-path classes), or "!param": that must be falsy.
     # Any other tag always bites.
     conditional_tags: dict = field(default_factory=dict)
+    # Defect tags that only a transform oracle can show (the first-order checks pass
+    # on every scenario they tag): tag -> that oracle's name in judging/oracles.py
+    # ("second_order", "vmap", "forward_mode", "compile"). A context that does not run
+    # the oracle (the native C++ suite, an in-process first-order check) does not
+    # expect the defect; any other tag is shown by the first-order checks.
+    revealed_by: dict = field(default_factory=dict)
 
     # The float64 oracle, numpy only: reference(inputs, params) -> Y and
     # reference_vjp(inputs, G, params) -> {operand: gradient}. Without a
@@ -171,6 +177,9 @@ class OpInfo:
         if not isinstance(self.conditional_tags, dict) or not all(
                 isinstance(k, str) and isinstance(p, str) for k, p in self.conditional_tags.items()):
             yield "field conditional_tags: must map tag names to param names"
+        if not isinstance(self.revealed_by, dict) or \
+                not all(isinstance(k, str) and isinstance(v, str) for k, v in self.revealed_by.items()):
+            yield "field revealed_by: must map tag names to oracle names"
 
     def _transform_problems(self):
         floats = ("float32", "float16", "bfloat16", "float64")
@@ -198,9 +207,11 @@ class OpInfo:
         errors = list(self.error_inputs()) if self.error_inputs else []
         return out + [replace(s, must_refuse=True) for s in errors]
 
-    def expects_defect(self, tags, params) -> bool:
-        """Whether any of `tags` bites on a call with `params`."""
-        return any(self._bites(self.conditional_tags.get(t), params) for t in tags)
+    def expects_defect(self, tags, params, oracles=None) -> bool:
+        """Whether any of `tags` bites on a call with `params`; with `oracles` (names),
+        only the tags those oracles can show (`revealed_by`) count."""
+        return any(self._bites(self.conditional_tags.get(t), params) for t in tags
+                   if oracles is None or t not in self.revealed_by or self.revealed_by[t] in oracles)
 
     @staticmethod
     def _bites(condition, params) -> bool:

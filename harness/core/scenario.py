@@ -143,6 +143,11 @@ class Scenario:
         """True when one of its defect tags bites under its params (the op says when)."""
         return self._info().expects_defect(self.defect_tags, self.params)
 
+    def expects_defect_under(self, oracles) -> bool:
+        """expects_defect where only `oracles` (names) run: a class only a transform
+        oracle shows is not expected of a first-order check (the native C++ suite)."""
+        return self._info().expects_defect(self.defect_tags, self.params, tuple(oracles))
+
     @property
     def kills_process(self) -> bool:
         """A known defect of this call kills the process (only a worker may run it)."""

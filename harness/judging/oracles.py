@@ -102,6 +102,11 @@ BUILT_IN = (
            confirms=False),
 )
 
+# What a first-order executor shows (the native C++ suite; an in-process first-order
+# check): a tag an op says only a transform oracle reveals (OpInfo.revealed_by) is not
+# expected of it.
+FIRST_ORDER = ("vjp_exception", "reference", "exact_zero", "refusal", "fd_elementwise")
+
 _TABLE: list = []
 
 

@@ -127,7 +127,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name=OP, summary="mx.addmm (AddMM): alpha and beta, c broadcast, batches, zero K, views, complex",
+    name=OP, revealed_by={JVP_SCALE[0]: "forward_mode"}, summary="mx.addmm (AddMM): alpha and beta, c broadcast, batches, zero K, views, complex",
     operands=("c", "a", "b"), differentiable=("c", "a", "b"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.addmm:mlx_call", call_expression=call_expression,
     primitives=("AddMM", "Broadcast", "Matmul", "Multiply", "Add"),   # complex: matmul, scale, add dtypes=("float32", "float16", "bfloat16"), complex=True,

@@ -102,7 +102,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name=OP, summary="mx.custom_function with a user VJP, and mx.checkpoint (CustomTransforms)",
+    name=OP, revealed_by={CHECKPOINT_VMAP[0]: "vmap"}, summary="mx.custom_function with a user VJP, and mx.checkpoint (CustomTransforms)",
     operands=("a", "b"), differentiable=("a", "b"), reference=reference, reference_vjp=reference_vjp, exact=True,
     mlx_call=".ops.repro.custom:mlx_call", call_expression=call_expression,
     primitives=("CustomTransforms", "Multiply", "Add", "Subtract"), dtypes=("float32", "float16", "bfloat16"),

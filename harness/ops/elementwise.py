@@ -346,7 +346,8 @@ def call_expression_of(row: Unary):
 
 def opinfo(row: Unary) -> OpInfo:
     return OpInfo(
-        name=row.name, summary=f"mx.{row.call}: the {'/'.join(row.primitives)} primitive, table-driven",
+        name=row.name, revealed_by={COMPLEX_SIGN: "second_order"} if row.name == "abs" else {},
+        summary=f"mx.{row.call}: the {'/'.join(row.primitives)} primitive, table-driven",
         operands=("a",), differentiable=("a",), reference=reference_of(row),
         reference_vjp=reference_vjp_of(row), exact=row.exact, multilinear=row.multilinear, rule=row.rule,
         analytic=row.derivative is not None if row.analytic is None else row.analytic,

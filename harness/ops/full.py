@@ -7,7 +7,8 @@ primal being the broadcast v), so on MLX 0.32.4 d v comes out multiplied by v:
 right only where v is 1 (mx.ones, the common case), 0 where v is 0 (mx.zeros
 with a traced value). The catalog's ".../defect/value_scaled/..." scenarios show
 it. Where v is all ones the first-order gradient is right, but the VJP's own
-derivative in v (second order) is g instead of 0: those are tagged too. In half
+derivative in v (second order) is g instead of 0: those are tagged
+value_scaled_second_order (only the second-order oracle shows them). In half
 precision second order is not judged, so the all-ones calls there pass (the
 control), as does a zero-size output. The MLX call is ops/repro/full.py.
 """
@@ -25,6 +26,9 @@ from ._support.views import draw_layout, draw_shape, laid_out
 
 OP = "full"
 TAG = ("value_scaled",)
+# Where v is all ones the first order is right and only the VJP's own derivative is wrong:
+# a class of its own, which only the second-order oracle shows (OpInfo.revealed_by).
+TAG2 = ("value_scaled_second_order",)
 
 
 def reference(inp, params):
@@ -38,10 +42,10 @@ def reference_vjp(inp, g, params):
 # (name, v values, v layout, shape, tags, description)
 ROWS = (
     ("zero_size", np.zeros((0, 3)), "contiguous", [0, 3], (), "nothing to copy"),
-    ("defect/value_scaled/ones_second_order", np.ones(3), "contiguous", [2, 3], TAG,
+    ("defect/value_scaled/ones_second_order", np.ones(3), "contiguous", [2, 3], TAG2,
      "v all ones: g * v is g at first order, but the VJP's own derivative in v is g, not 0"),
-    ("defect/value_scaled/unit_rank0", np.array(1.0), "contiguous", [], TAG, "no broadcast, v = 1"),
-    ("defect/value_scaled/ones_strided", np.ones((2, 1)), "strided", [2, 4], TAG, ""),
+    ("defect/value_scaled/unit_rank0", np.array(1.0), "contiguous", [], TAG2, "no broadcast, v = 1"),
+    ("defect/value_scaled/ones_strided", np.ones((2, 1)), "strided", [2, 4], TAG2, ""),
     ("defect/value_scaled/rank0", np.array(2.0), "contiguous", [3], TAG,
      "v = 2 copied 3 times, g all ones: d v = 3 (the sum of g); MLX gives 6 (g * v summed)"),
     ("defect/value_scaled/row", np.array([2.0, -1.0, 3.0]), "contiguous", [2, 3], TAG, ""),
@@ -76,7 +80,7 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
 
 
 OPS = (OpInfo(
-    name=OP, summary="mx.full(shape, v) with an array v (Broadcast, Full)", operands=("v",),
+    name=OP, revealed_by={TAG2[0]: "second_order"}, summary="mx.full(shape, v) with an array v (Broadcast, Full)", operands=("v",),
     differentiable=("v",), reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     mlx_call=".ops.repro.full:mlx_call",
     call_expression=lambda params, names: E.call("mx.full", E.lit(tuple(params["shape"])), names["v"]),

@@ -297,7 +297,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="gather_mm", summary="mx.gather_mm: batched matmul over gathered left and right matrices",
+    name="gather_mm", revealed_by={SEGMENTED: "second_order"}, summary="mx.gather_mm: batched matmul over gathered left and right matrices",
     operands=("a", "b", G.LHS, G.RHS), differentiable=("a", "b"), integer_operands=(G.LHS, G.RHS),
     optional_operands=(G.LHS, G.RHS), variants=G.FLAG_VARIANTS, equivalent_params={G.SORTED: False},
     conditional_tags={**{t: G.SORTED for t in G.SORTED_PATH_TAGS}, SEGMENTED: G.SORTED,

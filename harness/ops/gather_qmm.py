@@ -16,7 +16,8 @@ Two classes found by the transform oracles, tagged by rule (`transform_tags`):
           is not a multiple of the group size, else come out transposed. The transpose=True
           op meets it at second order: dx is a gather_qmm with the flag flipped, so the
           VJP of the VJP, wherever x and scales or biases are differentiated, asks that
-          call for dscales (float32: where the second-order oracle runs).
+          call for dscales (float32: where the second-order oracle runs); that form is
+          tagged transpose_false_second_order, since only the second-order oracle shows it.
 """
 from __future__ import annotations
 
@@ -194,6 +195,9 @@ def scenarios() -> list:
 
 
 SEGMENTED, TRANSPOSE_FALSE = "segmented_second_order", "transpose_false_scales"
+# The same mistake met at second order by a transpose=True call (a class of its own:
+# only the second-order oracle shows it).
+TRANSPOSE_SECOND = "transpose_false_second_order"
 
 
 def transform_tags(s: Scenario) -> Scenario:
@@ -204,8 +208,10 @@ def transform_tags(s: Scenario) -> Scenario:
     tags = list(s.defect_tags)
     if len(indexed) == 1 and scale_grads and second:
         tags.append(SEGMENTED)
-    if indexed and scale_grads and (not s.params.get("transpose", True) or ("x" in s.wrt and second)):
+    if indexed and scale_grads and not s.params.get("transpose", True):
         tags.append(TRANSPOSE_FALSE)
+    elif indexed and scale_grads and "x" in s.wrt and second:
+        tags.append(TRANSPOSE_SECOND)
     return dataclasses.replace(s, defect_tags=tuple(tags))
 
 
@@ -263,7 +269,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="gather_qmm", summary="mx.gather_qmm (affine): gather_mm over quantized weights",
+    name="gather_qmm", revealed_by={SEGMENTED: "second_order", TRANSPOSE_SECOND: "second_order"}, summary="mx.gather_qmm (affine): gather_mm over quantized weights",
     operands=("x", "codes", "scales", "biases", G.LHS, G.RHS), differentiable=("x", "scales", "biases"),
     integer_operands=("codes", G.LHS, G.RHS), optional_operands=(G.LHS, G.RHS),
     variants=G.FLAG_VARIANTS, equivalent_params={G.SORTED: False},

@@ -124,7 +124,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name=OP, summary="mx.logcumsumexp (Scan, LogAddExp): flags, axis None, -inf inputs, signs of g",
+    name=OP, revealed_by={"second_order_zero_cotangent": "second_order"}, summary="mx.logcumsumexp (Scan, LogAddExp): flags, axis None, -inf inputs, signs of g",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     mlx_call=".ops.repro.logcumsumexp:mlx_call", call_expression=call_expression, primitives=("Scan", "Reshape"),
     # float32 only: MLX takes float16 and bfloat16, but its VJP is a chain of log, exp and a

@@ -350,7 +350,7 @@ def slice_expression(params, names) -> str:
 
 
 OPS = (
-    OpInfo(name="slice_update",
+    OpInfo(name="slice_update", revealed_by={VMAP_UNBATCHED: "vmap"},
            summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
            operands=("a", "u", START), differentiable=("a", "u"), integer_operands=(START,),
            optional_operands=(START,), reference=reference, reference_vjp=reference_vjp, exact=True,

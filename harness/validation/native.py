@@ -28,6 +28,7 @@ from ..cases import bind, files as case_files
 from ..core.scenario import Scenario
 from ..evidence import paths
 from ..evidence.safezip import unsafe_path
+from ..judging.oracles import FIRST_ORDER
 from . import catalog_table
 
 TARGET = ("gather_mm", "gather_qmm")   # the ops this project's patch is about (native/gate.py)
@@ -89,15 +90,16 @@ def corpus() -> dict:
     return _CORPUS[0]
 
 
-def _origin(name: str, scen: dict | None, table) -> tuple:
-    """(source, fields the row must carry | None when only a file says them, problem)."""
+def _origin(name: str, scen: dict | None, table, oracles=None) -> tuple:
+    """(source, fields the row must carry | None when only a file says them, problem);
+    `oracles`: the oracles the builds' executor runs (None: every one)."""
     if scen is None:
         return None, None, "no scenario recorded for it"
     h = catalog_table.text_hash(catalog_table.canonical(scen))
     if name in table.hashes:
         s = bind(Scenario.from_dict(scen))
         same = table.hashes[name] == h
-        return "catalog", {"expects_defect": s.expects_defect, "in_scope": True}, \
+        return "catalog", {"expects_defect": _expects(s, oracles), "in_scope": True}, \
             None if same else "differs from the catalog scenario of that name"
     known = corpus().get(name)
     if known is not None:
@@ -110,14 +112,24 @@ def _origin(name: str, scen: dict | None, table) -> tuple:
     return "file", None, None
 
 
-def _file_row(row: dict, scen: dict) -> tuple:
+def _expects(s, oracles) -> bool:
+    return s.expects_defect if oracles is None else s.expects_defect_under(oracles)
+
+
+def executor_oracles(doc: dict):
+    """The oracles a gate build's results ran: the native C++ suite checks first order only
+    (a class only a transform oracle shows is not expected of it); anything else, all."""
+    return FIRST_ORDER if doc.get("kind") == "native" else None
+
+
+def _file_row(row: dict, scen: dict, oracles=None) -> tuple:
     """A row from a scenario file given to the gate: (problems, fields, self-declared?)."""
     s = bind(Scenario.from_dict(scen))
     source = row.get("source")
     if source == "finding":
         want = {"expects_defect": True, "in_scope": True}
     elif source == "catalog":
-        want = {"expects_defect": s.expects_defect, "in_scope": True}
+        want = {"expects_defect": _expects(s, oracles), "in_scope": True}
     else:   # a corpus-format file's own word: recorded, not re-derivable
         return [], {"expects_defect": bool(row.get("expects_defect")), "in_scope": row.get("in_scope", True)}, True
     return _disagree(row, want, f"a {source} from a scenario file"), want, False
@@ -128,7 +140,7 @@ def _disagree(row: dict, want: dict, what: str) -> list:
     return [f"{k} {row[k]!r} but {what} gives {v!r}" for k, v in want.items() if k in row and row[k] != v]
 
 
-def _row(row: dict, scen: dict | None, pristine: dict, patched: dict, table) -> tuple:
+def _row(row: dict, scen: dict | None, pristine: dict, patched: dict, table, oracles=None) -> tuple:
     """(problems, the row as re-derived, self-declared?) for one recorded row: statuses
     from the results files, everything else from this package (or the scenario file)."""
     key, out = (row["scenario"], row["device"]), []
@@ -137,13 +149,13 @@ def _row(row: dict, scen: dict | None, pristine: dict, patched: dict, table) -> 
             out.append(f"{side} {row[side]!r} but results-{side}.json says {tab.get(key)!r}")
     derived = {"scenario": key[0], "device": key[1], "pristine": pristine.get(key), "patched": patched.get(key),
                "op": (scen or {}).get("op")}
-    source, want, problem = _origin(row["scenario"], scen, table)
+    source, want, problem = _origin(row["scenario"], scen, table, oracles)
     if problem:
         return out + [problem], dict(derived, in_scope=False), False
     if scen is not None and row.get("op", scen["op"]) != scen["op"]:
         out.append(f"op {row.get('op')!r} is not the scenario's {scen['op']!r}")
     if want is None:
-        more, fields, declared = _file_row(row, scen)
+        more, fields, declared = _file_row(row, scen, oracles)
         return out + more, dict(derived, **fields), declared
     if row.get("source", source) != source:
         out.append(f"source {row.get('source')!r} but the scenario is a {source} scenario")
@@ -183,7 +195,8 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
         key = (row["scenario"], row["device"])
         keys.append(key)
         try:
-            problems, derived, declared = _row(row, scen.get(row["scenario"]), pristine, patched, table)
+            problems, derived, declared = _row(row, scen.get(row["scenario"]), pristine, patched, table,
+                                               executor_oracles(docs[0]))
         except Exception as e:   # a scenario that cannot be read is a failed row, not a crash
             problems, derived, declared = [f"scenario cannot be read ({type(e).__name__}: {e})"], None, False
         group.item(problems, f"{where}: {key}")

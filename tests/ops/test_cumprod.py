@@ -12,6 +12,7 @@ import pytest
 
 from conftest import needs_pinned_mlx
 from helpers import wrong_vjp as W
+from mlx_vjpcheck.judging.oracles import FIRST_ORDER
 
 
 def _flags(rev, inc, axis=0):
@@ -107,9 +108,12 @@ def test_the_true_rule_planted_the_same_way_is_accepted():
 # --- MLX 0.32.4: the catalog is clean ------------------------------------------------------------
 
 @needs_pinned_mlx()
-def test_catalog_passes_on_pinned_mlx():
+def test_first_order_fails_exactly_the_complex_scenarios_on_pinned_mlx():
+    """Real inputs pass at first order (zero_second_order is shown by the second-order
+    oracle only); complex inputs meet complex_scan_conjugate."""
     st = W.honest("cumprod")
-    assert st and set(st.values()) == {"pass"}, {n: v for n, v in st.items() if v != "pass"}
+    want = {s.name: "fail" if s.expects_defect_under(FIRST_ORDER) else "pass" for s in W.scenarios("cumprod")}
+    assert st and "fail" in want.values() and st == want, {n: v for n, v in st.items() if v != want[n]}
 
 
 @needs_pinned_mlx()

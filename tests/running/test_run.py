@@ -8,6 +8,8 @@ import pytest
 from conftest import needs_pinned_mlx, run_cli
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.evidence import results
+from mlx_vjpcheck.judging import oracles
+from mlx_vjpcheck.judging.oracles import FIRST_ORDER
 from mlx_vjpcheck.running import runner
 from mlx_vjpcheck.core import scenario as sc
 
@@ -27,7 +29,7 @@ def test_run_writes_complete_results(full_run):
     assert data["summary"]["total"] == len(recs)
     assert proc.returncode == results.exit_code(data["records"])
     for r in data["records"]:
-        assert r["status"] in ("pass", "fail", "error")
+        assert r["status"] in ("pass", "fail", "error", "crashed")
         assert all({"worst_error", "atol", "rtol", "observed", "expected"} <= set(c) for c in r["checks"])
 
 
@@ -39,6 +41,8 @@ def test_pinned_version_fails_exactly_the_defect_scenarios(full_run):
     for s in catalog.catalog():
         status = recs[s.name]["status"]
         assert (status != "pass") == s.expects_defect, (s.name, status)
+        # the classes only a transform oracle shows (OpInfo.revealed_by) are exactly those
+        assert _first_order_fails(recs[s.name]) == s.expects_defect_under(FIRST_ORDER), s.name
         if s.params.get("sorted_indices") is False:
             assert status == "pass", s.name   # the gather pair's defects live on the sorted path only
 
@@ -167,3 +171,11 @@ def test_catalog_export_round_trips(tmp_path):
     assert proc.returncode == 0
     got = sc.load_catalog(json.loads((tmp_path / "c.json").read_text()))
     assert got and all(s.op == "gather_qmm" for s in got)
+
+
+def _first_order_fails(rec: dict) -> bool:
+    """The VJP raised or died, or a check of a first-order oracle failed."""
+    if rec["status"] in ("error", "crashed"):
+        return True
+    return any(not c["passed"] and getattr(oracles.of_kind(c.get("kind", "reference")), "name", None)
+               in FIRST_ORDER for c in rec["checks"])

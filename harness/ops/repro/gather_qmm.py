@@ -6,7 +6,7 @@ import numpy as np
 def pack(codes, bits):
     """Code t of a uint32 word sits at bits [t*bits, (t+1)*bits)."""
     per = 32 // bits
-    c = codes.astype(np.uint64).reshape(codes.shape[:-1] + (-1, per))
+    c = codes.astype(np.uint64).reshape(codes.shape[:-1] + (codes.shape[-1] // per, per))  # explicit: zero-size too
     shifts = np.arange(per, dtype=np.uint64) * np.uint64(bits)
     return np.bitwise_or.reduce(c << shifts, axis=-1).astype(np.uint32)
 
