@@ -43,9 +43,12 @@ sys.path.insert(0, str(ROOT))
 from mlx_vjpcheck.native import build as nb  # noqa: E402
 from mlx_vjpcheck.native import cache as native_cache  # noqa: E402
 from mlx_vjpcheck.native import gate as G  # noqa: E402
+from mlx_vjpcheck.native import patch as native_patch  # noqa: E402
 
 
 def changed_patch(text: str, nonce: str) -> str:
+    """`text` (one diff, or a series' combined text) with a comment line added after its
+    first added line: that unit's patched text changes, nothing else does."""
     lines = text.splitlines(keepends=True)
     at = next(i for i, ln in enumerate(lines) if ln.startswith("+") and not ln.startswith("+++"))
     return "".join(lines[:at + 1] + [f"+// bench {nonce}\n"] + lines[at + 1:])
@@ -186,10 +189,10 @@ def main() -> int:
         changed, floors = [], []
         for i in range(args.repeat):
             p = tmp / f"patch-{i}.diff"
-            p.write_text(changed_patch(Path(args.patch).read_text(encoding="utf-8"), f"{stamp}-{i}"))
+            p.write_text(changed_patch(native_patch.read(args.patch)[0], f"{stamp}-{i}"))
             changed.append(gate_run(args, tmp / f"changed{i}", str(p), cache))
             q = tmp / f"patch-floor-{i}.diff"
-            q.write_text(changed_patch(Path(args.patch).read_text(encoding="utf-8"), f"{stamp}-floor-{i}"))
+            q.write_text(changed_patch(native_patch.read(args.patch)[0], f"{stamp}-floor-{i}"))
             floors.append(floor(args, str(q), cache, tmp / f"floor{i}"))
         c = statistics.median(x for x, _ in changed)
         cb = statistics.median(g["seconds"]["build"] for _, g in changed)

@@ -9,6 +9,7 @@ import sys
 import shutil
 import venv
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -83,6 +84,33 @@ def test_filtered_run_and_bundle_from_the_wheel(installed):
     assert b.returncode == 0, b.stdout + b.stderr
     with zipfile.ZipFile(work / "run.zip") as zf:
         assert "probe-outputs/probe.cpu.txt" in zf.namelist()   # probes shipped as package data
+
+
+def test_the_wheel_ships_the_patch_series(installed):
+    """handoff copies patches and regression tests from the package: the wheel carries
+    every file of patch/ that the series and the register name."""
+    py, work = installed
+    p = subprocess.run([str(py), "-c", "from mlx_vjpcheck.core import resources; print(resources.patch_dir())"],
+                       cwd=work, capture_output=True, text=True)
+    shipped = p.stdout.strip()
+    assert shipped.startswith(str(py.parent.parent)), shipped
+    want = sorted(str(f.relative_to(ROOT / "patch")) for f in (ROOT / "patch").rglob("*")
+                  if f.is_file() and "__pycache__" not in f.parts)
+    got = sorted(str(f.relative_to(shipped)) for f in Path(shipped).rglob("*")
+                 if f.is_file() and f.name != "__init__.py" and "__pycache__" not in f.parts)
+    assert got == want
+
+
+def test_handoff_from_the_wheel(installed):
+    py, work = installed
+    p = _run(installed, "handoff", "hadamard_transform__untransposed_factor", "--out", work / "handoff")
+    assert p.returncode == 0, p.stderr
+    d = work / "handoff" / "hadamard_transform__untransposed_factor"
+    name = "02-hadamard-vjp-transpose.diff"
+    assert (d / name).read_bytes() == (ROOT / "patch" / name).read_bytes()
+    assert (d / "test_hadamard_transform_untransposed_factor.py").is_file()
+    v = _run(installed, "validate", work / "handoff")
+    assert v.returncode == 0, v.stdout[-2000:] + v.stderr
 
 
 def test_three_second_fuzz_from_the_wheel(installed):

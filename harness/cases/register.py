@@ -13,6 +13,7 @@ step with it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,10 @@ from . import bind, reproducer
 
 SCHEMA = "mlx-vjpcheck/defect-register/1"
 PATH = Path(__file__).resolve().parent / "defects.json"
+STATUSES = ("fixed", "not fixed")
+NOT_ANALYSED = "no patch proposed yet"
+PATCH_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\.diff")
+TEST_NAME = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
 
 
 class RegisterError(ValueError):
@@ -51,12 +56,15 @@ class Defect:
     # Why no catalog scenario carries the class (it hangs, or reads memory it does not
     # own, so a run could not judge it): empty where the catalog has it.
     outside_catalog: str = ""
-    # Where it is fixed: a patch of the series (patch/), its regression test
-    # (patch/tests/), the root cause in one paragraph; empty until there is one.
+    # Where it is fixed: status "fixed" (a patch of the series, patch/<file>.diff, its
+    # MLX-style regression test, patch/tests/test_*.py, the root cause in one sentence,
+    # and what the gate showed for that patch, one line from a measured run) or
+    # "not fixed" (no patch; the reason says why).
+    status: str = "not fixed"
+    reason: str = NOT_ANALYSED
     patch: str = ""
     regression_test: str = ""
     root_cause: str = ""
-    # What the gate showed for that patch (one line, from a measured gate run).
     gate: str = ""
 
     def __post_init__(self):
@@ -67,6 +75,28 @@ class Defect:
         if self.transform not in reproducer.TRANSFORMS:
             raise RegisterError(f"defect {self.id!r}: transform {self.transform!r} is not one of "
                                 f"{reproducer.TRANSFORMS}")
+        self._check_fix()
+
+    def _check_fix(self):
+        def bad(why):
+            raise RegisterError(f"defect {self.id!r}: {why}")
+        if self.status not in STATUSES:
+            bad(f"status {self.status!r} is not one of {STATUSES}")
+        if self.status == "fixed":
+            if not PATCH_NAME.fullmatch(self.patch):
+                bad(f"fixed, so patch must name a file of patch/ ('<name>.diff'), not {self.patch!r}")
+            if not TEST_NAME.fullmatch(self.regression_test):
+                bad(f"fixed, so regression_test must be 'tests/test_<name>.py', not {self.regression_test!r}")
+            for name in ("root_cause", "gate"):
+                if not getattr(self, name).strip():
+                    bad(f"fixed, so {name} must say something")
+            if self.reason:
+                bad("fixed, so it has no reason for not being fixed")
+        else:
+            if self.patch or self.regression_test:
+                bad("not fixed, so it names no patch and no regression test")
+            if not self.reason.strip():
+                bad("not fixed, so reason must say why")
 
     def bound_scenario(self):
         return bind(Scenario.from_dict(self.scenario))
@@ -99,11 +129,14 @@ def load(path: Path = PATH) -> list:
 def table(defects) -> str:
     """The Findings table of docs/findings.md, one row per defect."""
     rows = ["| op | class | defect | minimal input: MLX vs float64 rule | MLX releases (CPU) | reproducer "
-            "| fix (patch, gate) |", "|---|---|---|---|---|---|---|"]
+            "| patch (regression test) | what the gate showed |", "|---|---|---|---|---|---|---|---|"]
     for d in defects:
-        fix = f"`patch/{d.patch}`: {d.gate}" if d.patch else "not patched yet"
+        if d.status == "fixed":
+            fix, gate = f"`patch/{d.patch}` (`patch/{d.regression_test}`)", d.gate
+        else:
+            fix, gate = f"not fixed: {d.reason}", "—"
         rows.append(f"| {d.op} | {d.klass} | {_cell(d.title)} | {_cell(d.minimal)} | {_cell(d.releases)} "
-                    f"| `{d.probe}` | {_cell(fix)} |")
+                    f"| `{d.probe}` | {_cell(fix)} | {_cell(gate)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -117,7 +150,7 @@ def patch_file(d: Defect) -> Path:
 
 
 def regression_test_file(d: Defect) -> Path:
-    return resources.patch_dir() / "tests" / Path(d.regression_test).name
+    return resources.patch_dir() / d.regression_test
 
 
 def dump(defects) -> str:
@@ -130,7 +163,7 @@ def dump(defects) -> str:
     return jsonio.dumps({"schema": SCHEMA, "defects": items}, indent=1) + "\n"
 
 
-__all__ = ["Defect", "RegisterError", "load", "table", "dump", "PATH", "SCHEMA"]
+__all__ = ["Defect", "RegisterError", "load", "table", "dump", "PATH", "SCHEMA", "STATUSES"]
 
 
 # --- regenerating what the register drives (a maintainer's tool, run from a checkout) ---------

@@ -41,9 +41,10 @@ def parser() -> options.Parser:
     p.add_argument("--mlx-build", required=True, metavar="DIR",
                    help="its existing static CMake build (compile_commands.json, libmlx.a)")
     p.add_argument("--patch", default=str(G.DEFAULT_PATCH), metavar="FILE",
-                   help="unified diff against the checkout: translation units of libmlx, of the "
-                        "bindings (python/src) or of the C++ tests, and python/mlx sources "
-                        "(default: patch/gather_vjp_sorted.diff)")
+                   help="unified diff against the checkout (translation units of libmlx, of the "
+                        "bindings (python/src) or of the C++ tests, and python/mlx sources), or a "
+                        "series file listing such diffs to apply in order (default: patch/series "
+                        "when it exists, else patch/gather_vjp_sorted.diff)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="run directory (default: artifacts/native, with --fuzz artifacts/native-fuzz, "
                         "with --replay artifacts/native-replay)")

@@ -1,14 +1,17 @@
 """`mlx-vjpcheck handoff ID|all --out DIR`: hand each finding of the defect
 register to MLX's maintainers in the form they take: an issue text in MLX's
-bug-report form (what is wrong, the minimal reproducer, what MLX gives
-against the float64 rule, the affected releases, the root cause), the patch
-of the series that fixes it, and a regression test in the style of MLX's
-python/tests. One folder per finding, plus index.json; written whole (a run
-directory with its manifest), so a bundle can carry it and the validator can
-check it.
+bug-report form (what is wrong, the minimal reproducer, what MLX gives against
+the float64 rule, the affected releases, the root cause), the patch of the
+series that fixes it, and a regression test in the style of MLX's
+python/tests. One folder per finding, plus handoff.json; written whole (a run
+directory of kind "handoff" with its manifest), so a bundle can carry it and
+the validator checks it (validation/handoff.py).
 
 The reproducer is run here, on the installed MLX, to quote its output: the
-issue says which MLX and platform printed it.
+issue says which MLX and platform printed it. That output is MLX's text, not
+ours: it is quoted with its risky characters escaped, inside a fence longer
+than any run of backticks in it. The patches and regression tests come from
+the package (patch/ in a checkout, package data in a wheel).
 """
 from __future__ import annotations
 
@@ -20,15 +23,18 @@ from pathlib import Path
 
 from ..cases import register
 from ..core.errors import UsageError
-from ..evidence import atomic, rundir
+from ..evidence import atomic, paths, rundir
+from ..evidence.text import visible
+from ..validation.handoff import expected_files, packaged as sources
 from . import options
 
-INDEX = "index.json"
 SCHEMA = "mlx-vjpcheck/handoff/1"
+TIMEOUT_S = 300
 
 
 def add_parser(sub, name):
-    p = sub.add_parser(name, help="write, per finding, an MLX issue text, its patch and a regression test")
+    p = sub.add_parser(name, help="write, per finding, an MLX issue text, its reproducer, its patch and a "
+                                  "regression test in MLX's python/tests style")
     p.add_argument("finding", metavar="ID|all", help="a defect register id (see docs/findings.md) or all")
     options.add_out(p, "artifacts/handoff", what="handoff directory")
     p.set_defaults(func=main)
@@ -40,84 +46,99 @@ def chosen(which: str) -> list:
         return defects
     picked = [d for d in defects if d.id == which]
     if not picked:
-        raise UsageError(f"no finding {which!r} in the register; known: {', '.join(d.id for d in defects)}")
+        raise UsageError(f"no finding {which!r} in the register; known: all, {', '.join(d.id for d in defects)}")
     return picked
 
 
 def _run(script: Path) -> tuple:
-    proc = subprocess.run([sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True,
-                          timeout=300)
+    try:
+        proc = subprocess.run([sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True,
+                              timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return 124, f"(no exit within {TIMEOUT_S} s)"
     return proc.returncode, (proc.stdout + proc.stderr).strip()
 
 
-def _fence(text: str) -> str:
-    """A code fence longer than any run of backticks inside (MLX's text is not ours)."""
-    return "`" * max(3, _longest_backticks(text) + 1)
-
-
-def _longest_backticks(text: str) -> int:
+def fence(text: str, lang: str = "") -> tuple:
+    """(opening, closing) code fence longer than any run of backticks inside."""
     best = run = 0
     for ch in text:
         run = run + 1 if ch == "`" else 0
         best = max(best, run)
-    return best
+    f = "`" * max(3, best + 1)
+    return f + lang, f
 
 
-def issue_text(d, output: str, rc: int, mlx_version: str) -> str:
-    fence = _fence(output)
+def quoted(text: str, lang: str = "") -> list:
+    opening, closing = fence(text, lang)
+    return [opening, text, closing]
+
+
+def issue_text(d, output: str, rc: int, mlx_version: str, where: str) -> str:
+    """MLX's bug-report form: Describe the bug / To Reproduce / Expected behavior /
+    Desktop / Additional context. `output` and `mlx_version` are MLX's text."""
     repro = Path(d.probe).name
-    fix = (f"The attached `{Path(d.patch).name}` fixes it; `{Path(d.regression_test).name}` is a regression "
-           "test for `python/tests` that fails before the patch and passes after it." if d.patch else
-           "No patch is proposed yet.")
+    output = "\n".join(visible(line) for line in output.split("\n")) or "(no output)"   # line by line
+    if d.status == "fixed":
+        fix = (f"The attached `{Path(d.patch).name}` (against ml-explore/mlx 846d176, one patch of a series "
+               f"that applies alone) fixes it; the attached `{Path(d.regression_test).name}` is a regression "
+               "test for `python/tests` that fails before the patch and passes after it.")
+    else:
+        fix = f"No patch is proposed: {d.reason}."
     return "\n".join([
-        f"### Describe the bug", "", f"`{d.op}`: {d.title}.", "",
-        "### To reproduce", "", f"`{repro}` (attached; mlx and numpy only; exit 1 = defect present):", "",
-        "```python", d.reproducer().rstrip(), "```", "",
-        f"On MLX {mlx_version} ({platform.system()} {platform.machine()}, CPU) it exits {rc} and prints:", "",
-        fence, output, fence, "",
-        "### Expected behavior", "",
-        f"The values of the float64 rule quoted in the script. Minimal input: {d.minimal}.", "",
-        "### Affected releases", "", f"{d.releases} (`mlx-vjpcheck versions`).", "",
-        "### Root cause and fix", "", d.root_cause or "Not analysed yet.", "", fix, ""])
+        f"# [BUG] `{d.op}`: {d.title}", "",
+        "**Describe the bug**", "",
+        f"`{d.op}` ({d.klass}): {d.title}. Minimal input: {d.minimal}.", "",
+        "**To Reproduce**", "",
+        f"`{repro}` (attached; mlx and numpy only; exit 0 = defect absent, 1 = present, 125 = cannot test):", "",
+        *quoted(d.reproducer().rstrip(), "python"), "",
+        f"On MLX {visible(mlx_version)} ({where}, CPU) it exits {rc} and prints:", "",
+        *quoted(output), "",
+        "**Expected behavior**", "",
+        "The values of the float64 rule quoted in the script (the rule is in its comments).", "",
+        "**Desktop (please complete the following information):**", "",
+        f" - OS Version: {where}",
+        f" - Version: MLX {visible(mlx_version)}; affected releases (CPU): {d.releases}", "",
+        "**Additional context**", "",
+        f"Root cause: {d.root_cause or 'not analysed yet.'}", "",
+        fix, "",
+        "Found and checked with mlx-vjpcheck (float64 reference rules for MLX's VJPs).", ""])
 
 
-def write_one(root: Path, d, mlx_version: str) -> dict:
-    folder = root / d.id
-    script = folder / Path(d.probe).name
+def write_one(root: Path, d, mlx_version: str, where: str) -> dict:
+    files = expected_files(d)
+    script = root / files["reproducer"]
     atomic.write_text(script, d.reproducer())
     rc, out = _run(script)
-    atomic.write_text(folder / "ISSUE.md", issue_text(d, out, rc, mlx_version))
-    files = {"issue": f"{d.id}/ISSUE.md", "reproducer": f"{d.id}/{script.name}"}
-    if d.patch:
-        shutil.copyfile(register.patch_file(d), folder / Path(d.patch).name)
-        files["patch"] = f"{d.id}/{Path(d.patch).name}"
-    if d.regression_test:
-        shutil.copyfile(register.regression_test_file(d), folder / Path(d.regression_test).name)
-        files["regression_test"] = f"{d.id}/{Path(d.regression_test).name}"
-    return {"id": d.id, "op": d.op, "class": d.klass, "reproducer_exit": rc, "files": files}
+    atomic.write_text(root / files["issue"], issue_text(d, out, rc, mlx_version, where))
+    for role, src in sources(d).items():
+        shutil.copyfile(src, root / files[role])
+    return {"id": d.id, "op": d.op, "class": d.klass, "status": d.status, "reproducer_exit": rc, "files": files}
 
 
 def main(args) -> int:
     defects = chosen(args.finding)
+    options.out_dir(args, "handoff")
     options.require("numpy", what="mlx-vjpcheck handoff")
     try:
         import mlx.core as mx
     except ImportError:
         raise UsageError("mlx is not installed: " + options.INSTALL["mlx"]) from None
-    missing = [str(p) for d in defects for p in ([register.patch_file(d)] if d.patch else [])
-               + ([register.regression_test_file(d)] if d.regression_test else []) if not p.is_file()]
+    missing = [str(p) for d in defects for p in sources(d).values() if not p.is_file()]
     if missing:
-        raise UsageError(f"the package lacks {missing[0]}")
-    options.out_dir(args, "handoff")
+        raise UsageError(f"the package lacks {missing[0]} (patch/ of a checkout, or the wheel's package data)")
+    where = f"{platform.system()} {platform.machine()}"
     entries = []
     with rundir.staged(args.out, "handoff", args.replace) as tmp:
         for d in defects:
-            entries.append(write_one(Path(tmp), d, mx.__version__))
-        atomic.write_json(Path(tmp) / INDEX, {"schema": SCHEMA, "mlx": mx.__version__, "findings": entries})
+            entries.append(write_one(Path(tmp), d, mx.__version__, where))
+        atomic.write_json(Path(tmp) / paths.HANDOFF, {"schema": SCHEMA, "mlx": mx.__version__, "platform": where,
+                                                      "findings": entries})
     for e in entries:
-        print(f"{e['id']}: reproducer exit {e['reproducer_exit']}; " + ", ".join(sorted(e["files"])))
-    print(f"{len(entries)} findings handed off -> {args.out}")
+        print(visible(f"{e['id']}: {e['status']}; reproducer exit {e['reproducer_exit']}; "
+                      + ", ".join(sorted(e["files"]))))
+    print(visible(f"{len(entries)} findings handed off -> {args.out}"))
     return 0
 
 
-__all__ = ["add_parser", "main", "issue_text"]
+__all__ = ["add_parser", "main", "issue_text", "SCHEMA"]

@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "validate": "validate",
     "replay": "replay",
     "coverage": "coverage",
+    "handoff": "handoff",
 }
 
 

@@ -20,6 +20,7 @@ FINDINGS_DIR = "findings"           # fuzz: <signature>.json and <signature>_rep
 CAMPAIGN = "campaign.json"
 VERSIONS = "versions.json"
 PROBE_OUTPUTS = "probe-outputs"
+HANDOFF = "handoff.json"            # handoff: per finding an issue text, its reproducer, patch, test
 
 
 def results_for(variant: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import atomic, manifest, paths
 
-KINDS = ("run", "fuzz", "versions", "native-gate", "native-wheel", "native-fuzz")
+KINDS = ("run", "fuzz", "versions", "native-gate", "native-wheel", "native-fuzz", "handoff")
 
 
 class OutDirError(RuntimeError):
@@ -35,6 +35,8 @@ def kind_of(directory: Path) -> str | None:
         return "native-fuzz" if (d / paths.COMMANDS).is_file() else "fuzz"
     if (d / paths.VERSIONS).is_file():
         return "versions"
+    if (d / paths.HANDOFF).is_file():
+        return "handoff"
     if (d / paths.COMPARISON).is_file() or (d / paths.results_for("pristine")).is_file():
         return "native-gate"
     try:

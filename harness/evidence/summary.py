@@ -163,6 +163,22 @@ def _versions(files: dict, name: str) -> list:
         [""] + first + [""]
 
 
+def _handoff(files: dict, name: str) -> list:
+    doc = strict.member(files, name)
+    if not isinstance(doc, dict):
+        return []
+    rows = []
+    for e in doc.get("findings") or []:
+        if isinstance(e, dict):
+            got = e.get("files") if isinstance(e.get("files"), dict) else {}
+            rows.append([code(e.get("id")), code(e.get("status")), code(e.get("reproducer_exit")),
+                         code(got.get("patch", "none")), code(got.get("regression_test", "none"))])
+    return [f"## Handoff: {code(name)}", "", f"{len(rows)} findings handed over on MLX {code(doc.get('mlx'))} "
+            f"({code(doc.get('platform'))}); each folder holds ISSUE.md (MLX's bug-report form), the "
+            "reproducer and, for a fixed finding, its patch and regression test.", ""] + \
+        _table(["finding", "status", "reproducer exit", "patch", "regression test"], rows) + [""]
+
+
 # --- commands: fixed templates, checked arguments ------------------------------------------
 
 def _version(v) -> str | None:
@@ -291,6 +307,8 @@ def render(files: dict) -> str:
         lines += _findings(files, name)
     for name in sorted(n for n in files if paths.basename(n) == paths.VERSIONS):
         lines += _versions(files, name)
+    for name in sorted(n for n in files if paths.basename(n) == paths.HANDOFF):
+        lines += _handoff(files, name)
     folders = sorted({paths.folder(n) for n in files if paths.basename(n) == paths.COMMANDS})
     lines += _commands(files, results_names, folders) + _probes(files)
     return "\n".join(lines).rstrip("\n") + "\n"

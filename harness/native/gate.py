@@ -50,7 +50,9 @@ from . import variants as nvar
 from .build import Project, Unit
 
 VARIANTS = ("pristine", "patched")
-DEFAULT_PATCH = resources.patch_dir() / "gather_vjp_sorted.diff"
+# patch/series (the diffs in order) when it exists, else the one diff.
+DEFAULT_PATCH = (resources.patch_dir() / "series" if (resources.patch_dir() / "series").is_file()
+                 else resources.patch_dir() / "gather_vjp_sorted.diff")
 # The ops this project's own patch is about: a patch that changes the outcome of any of
 # their scenarios is held to fixing every known defect of all of them.
 TARGET = ("gather_mm", "gather_qmm")
@@ -124,22 +126,16 @@ def classify(rel: str, all_units: dict, with_bindings: bool) -> str:
 
 def check_patch(patch: Path, src: Path, all_units: dict, with_bindings: bool = False) -> tuple:
     """(patch text, {rel: (pristine text, patched text)}, {rel: group}) or InputError
-    naming the hunk or the file."""
+    naming the hunk or the file. `patch` is one diff or a series file (patch/series: diffs
+    applied in order; the text is then their combination, native_patch.read)."""
+    def original(rel):
+        target = src / rel
+        if not target.is_file():
+            raise native_patch.PatchError(f"patch does not apply: {rel} does not exist in {src}")
+        return target.read_text(encoding="utf-8")
     try:
-        text = patch.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read --patch {patch}: {e.strerror}")
-    except UnicodeDecodeError:
-        raise InputError(f"--patch {patch} is not UTF-8 text")
-    try:
-        files = native_patch.parse(text)
-        out = {}
-        for fp in files:
-            target = src / fp.path
-            if not target.is_file():
-                raise InputError(f"patch does not apply: {fp.path} does not exist in {src}")
-            original = target.read_text(encoding="utf-8")
-            out[fp.path] = (original, native_patch.apply(original, fp))
+        text, parts = native_patch.read(patch)
+        out = native_patch.apply_all(parts, original)
     except native_patch.PatchError as e:
         raise InputError(str(e))
     groups = {rel: classify(rel, all_units, with_bindings) for rel in out}
@@ -797,6 +793,8 @@ def native_environment(gate: Gate, seconds: float) -> dict:
                           for g in nbind.GROUPS}},
             "stages": list(gate.stages),
             "patch_sha256": hashlib.sha256(gate.patch_text.encode()).hexdigest(),
+            "patch_series": [{"name": n, "sha256": hashlib.sha256(t.encode()).hexdigest()}
+                             for n, t in native_patch.split_combined(gate.patch_text)],
             "seconds": round(seconds, 3)}
 
 

@@ -6,9 +6,10 @@ written to. No mlx, no external `patch`.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 
@@ -113,3 +114,88 @@ def apply(original: str, fp: FilePatch) -> str:
 
 def touched(text: str) -> list:
     return [fp.path for fp in parse(text)]
+
+
+# --- a series: several diffs applied in order (quilt's `series` file) -----------------
+
+SERIES_MARK = "# vjpcheck series "   # the line that starts each diff in a series' combined text
+
+
+def is_series(text: str) -> bool:
+    """A series file: every line blank, a comment, or one file name (quilt's format;
+    a trailing -p1 is accepted), and at least one name. A diff never reads so."""
+    names = 0
+    for line in text.splitlines():
+        t = line.strip()
+        if not t or t.startswith("#"):
+            continue
+        parts = t.split()
+        if len(parts) > 2 or (len(parts) == 2 and parts[1] != "-p1") or \
+                parts[0].startswith(("---", "+++", "@@", "diff", "index")):
+            return False
+        names += 1
+    return names > 0
+
+
+def read(path) -> tuple:
+    """(combined text, [(name, text)]) of --patch: one diff, or a series file listing diffs
+    (relative to its folder) to apply in order. The combined text is the diffs in order,
+    each after a SERIES_MARK line naming it: applying it in one pass (files touched twice
+    are patched again, in order) gives the series' result. PatchError when a listed diff
+    is missing or unreadable."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise PatchError(f"cannot read --patch {path}: {e.strerror}")
+    except UnicodeDecodeError:
+        raise PatchError(f"--patch {path} is not UTF-8 text")
+    if not is_series(text):
+        return text, [(path.name, text)]
+    parts = []
+    names = [ln.split()[0] for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    for name in names:
+        rel = PurePosixPath(name)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise PatchError(f"series {path}: unsafe name {name!r}")
+        f = path.parent / name
+        try:
+            parts.append((name, f.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise PatchError(f"series {path} lists {name}, which does not exist in {path.parent}")
+        except OSError as e:
+            raise PatchError(f"series {path} lists {name}, which cannot be read: {e.strerror}")
+        except UnicodeDecodeError:
+            raise PatchError(f"series {path} lists {name}, which is not UTF-8 text")
+    combined = "".join(f"{SERIES_MARK}{i + 1}/{len(parts)}: {name} sha256 "
+                       f"{hashlib.sha256(t.encode()).hexdigest()}\n" + t + ("" if t.endswith("\n") else "\n")
+                       for i, (name, t) in enumerate(parts))
+    return combined, parts
+
+
+def split_combined(text: str) -> list:
+    """[(name, text)] of a combined series text (read's first value); one diff -> itself."""
+    if SERIES_MARK not in text:
+        return [("patch.diff", text)]
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith(SERIES_MARK):
+            out.append([line[len(SERIES_MARK):].split(": ", 1)[1].split(" sha256 ")[0], ""])
+        elif out:
+            out[-1][1] += line
+    return [tuple(x) for x in out]
+
+
+def apply_all(parts: list, read_original) -> dict:
+    """{rel: (original, patched)} after every diff of `parts` in order; `read_original(rel)`
+    gives a file's pristine text (raises PatchError when it does not exist). A hunk that
+    does not match names its diff when there are several."""
+    out = {}
+    for name, text in parts:
+        try:
+            for fp in parse(text):
+                original, current = out[fp.path] if fp.path in out else (read_original(fp.path),) * 2
+                out[fp.path] = (original, apply(current, fp))
+        except PatchError as e:
+            raise PatchError(f"{name}: {e}" if len(parts) > 1 else str(e))
+    return out

@@ -76,7 +76,9 @@ def _resolve(config) -> list:
 
 
 def run_case(scenario, device) -> dict:
-    from ..running import devices, execute
+    from ..running import devices, execute, runner
+    if scenario.kills_process:   # a known crash would take the pytest process (or xdist worker) with it
+        return runner.run_device([scenario], device)[0]
     devices.select(device)
     return execute.run(scenario, device)
 

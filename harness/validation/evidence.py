@@ -25,6 +25,7 @@ from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
 from . import binding, catalog_table, crosschecks, schema
 from . import fuzz as fuzz_checks
+from . import handoff as handoff_checks
 from . import native as native_checks
 from . import records
 from . import versions as versions_checks
@@ -116,6 +117,10 @@ def check_versions(g: Group, ctx: Context, name: str, doc) -> None:
     ctx.facts.versions.append(paths.folder(name))
 
 
+def check_handoff(g: Group, ctx: Context, name: str, doc) -> None:
+    handoff_checks.check_handoff(g, paths.folder(name), doc, ctx.files, ctx.verified)
+
+
 def check_mlx_tests(g: Group, ctx: Context, name: str, doc) -> None:
     ctx.facts.mlx_tests[paths.folder(name)] = native_checks.check_mlx_tests(g, name, doc)
 
@@ -152,6 +157,7 @@ KINDS = (
     Kind(_named(native_checks.MLX_TESTS), "mlx-tests.schema.json", "rows", check_mlx_tests),
     Kind(_named(paths.FINDINGS), "findings-index.schema.json", "checks", check_findings, True),
     Kind(_named(paths.VERSIONS), "versions.schema.json", "checks", check_versions, True),
+    Kind(_named(paths.HANDOFF), "handoff.schema.json", "checks", check_handoff, True),
     Kind(_named(paths.CAMPAIGN), "campaign.schema.json"),
     Kind(_named(paths.SCENARIOS), "scenarios.schema.json"),
     Kind(_named(native_checks.GATE), "gate.schema.json"),
@@ -254,7 +260,7 @@ def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:
     names = set(ev.files) | {n for n in named if not unsafe_path(n)}
     if not known_layout(names):
         raise BadInput(f"{ev.source}: unknown layout (no results*.json, {paths.COMMANDS}, "
-                       f"{paths.FINDINGS} or {paths.VERSIONS})")
+                       f"{paths.FINDINGS}, {paths.VERSIONS} or {paths.HANDOFF})")
     table = catalog_table.get(use_cache)
     ctx = Context(ev, verified, records.Recomputer(table), table, facts)
     groups = [mg] + file_groups(ctx, {n for n in names if n in ev.files})

@@ -74,3 +74,69 @@ def test_every_reproducer_reports_the_defect_on_pinned_mlx():
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(_run, sorted(FINDINGS.glob("*.py"))))
     assert [(n, rc, out) for n, rc, out in results if rc != 1] == []
+
+
+# --- where each finding is fixed: status, patch, regression test, root cause, gate ---------------
+
+def _refused(tmp_path, edit, match):
+    data = json.loads(register.PATH.read_text(encoding="utf-8"))
+    fixed = next(d for d in data["defects"] if d.get("status") == "fixed")
+    edit(fixed)
+    bad = tmp_path / "defects.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(register.RegisterError, match=match):
+        register.load(bad)
+
+
+def test_a_fixed_entry_names_its_patch_test_cause_and_gate(defects):
+    for d in defects:
+        if d.status == "fixed":
+            assert d.patch.endswith(".diff") and d.regression_test.startswith("tests/test_"), d.id
+            assert d.root_cause and d.gate and not d.reason, d.id
+        else:
+            assert d.status == "not fixed" and d.reason and not d.patch, d.id
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.update(status="done"), "status 'done' is not one of"),
+    (lambda d: d.update(patch=""), "patch must name a file"),
+    (lambda d: d.update(patch="../mlx.diff"), "patch must name a file"),
+    (lambda d: d.update(regression_test="test_x.py"), "regression_test must be"),
+    (lambda d: d.update(root_cause=" "), "root_cause must say"),
+    (lambda d: d.update(gate=""), "gate must say"),
+    (lambda d: d.update(reason="it is fixed"), "no reason"),
+    (lambda d: d.update(status="not fixed", reason="upstream"), "names no patch"),
+    (lambda d: d.update(status="not fixed", patch="", regression_test="", reason=""), "reason must say why"),
+])
+def test_an_inconsistent_fix_record_is_refused(tmp_path, edit, match):
+    """Negative controls: each field's rule rejects a record that breaks it."""
+    _refused(tmp_path, edit, match)
+
+
+def test_an_entry_without_fix_fields_is_not_fixed(tmp_path):
+    """Entries written before the fix fields (or by someone adding a finding) load as
+    not fixed, with the default reason, and the table says so."""
+    data = json.loads(register.PATH.read_text(encoding="utf-8"))
+    entry = data["defects"][0]
+    for key in ("status", "reason", "patch", "regression_test", "root_cause", "gate"):
+        entry.pop(key, None)
+    bad = tmp_path / "defects.json"
+    bad.write_text(json.dumps(data))
+    d = register.load(bad)[0]
+    assert (d.status, d.reason) == ("not fixed", register.NOT_ANALYSED)
+    assert f"not fixed: {register.NOT_ANALYSED}" in register.table([d])
+
+
+def test_the_table_shows_each_fixed_findings_patch(defects):
+    table = register.table(defects)
+    assert "| patch (regression test) |" in table.splitlines()[0]
+    for d in defects:
+        if d.status == "fixed":
+            row = next(r for r in table.splitlines() if f"`{d.probe}`" in r)
+            assert f"`patch/{d.patch}` (`patch/{d.regression_test}`)" in row
+
+
+def test_dump_keeps_the_fix_fields(defects):
+    again = json.loads(register.dump(defects))["defects"]
+    assert [(e["status"], e["patch"], e["regression_test"]) for e in again] == \
+        [(d.status, d.patch, d.regression_test) for d in defects]
