@@ -269,8 +269,7 @@ def test_sparse_files_refused_by_their_sizes(run_dir, tmp_path):
            f" bytes in all (limit {safezip.MAX_TOTAL})" in out, out
     # the contents were never read: peak memory is the clean run's, not 360 MiB more
     print(f"peak memory: clean {clean_kb} KiB, 6 x 60 MiB sparse {kb} KiB")
-    assert kb < clean_kb + (32 << 10), (clean_kb, kb)
-    assert kb < 200 << 10
+    assert kb < clean_kb + (32 << 10), (clean_kb, kb)   # (the validator's own footprint: bench/validate.py)
 
 
 def test_oversized_file_in_directory_refused(run_dir):
