@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""prod over several axes of a zero-size operand: the VJP raises (Reduce::vjp reshapes an empty array to (..., -1))
-several axes of a zero-size operand: Reduce::vjp reshapes to (..., -1), which MLX cannot infer for an empty array, so the VJP raises
+"""prod / empty_several_axes_vjp: prod over several axes of a zero-size operand: the VJP raises (Reduce::vjp reshapes an empty array to (..., -1))
+Minimal input: prod/defect/empty_several_axes_vjp; the VJP raises: ValueError: [reshape] Cannot infer the shape of an empty array. MLX releases: 0.32.4 (earlier releases not run).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
@@ -15,7 +15,7 @@ def f(a):
     return mx.prod(a, axis=[0, 2], keepdims=False)
 
 
-a = mx.array([], dtype=mx.float32).reshape((2, 0, 3))
+a = mx.array(np.array([], dtype=np.float32).reshape((2, 0, 3)), dtype=mx.float32)
 g = mx.ones((0,), dtype=mx.float32)
 # the float64 rule: d x_i = g * conj(product of the rest of its group)
 want = {"forward": np.array([]).reshape((0,)), "grad:a": np.array([]).reshape((2, 0, 3))}
