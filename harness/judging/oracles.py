@@ -53,6 +53,11 @@ class Oracle:
 
 R = ".running.oracles"
 
+# What a first-order executor shows (the native C++ suite; an in-process first-order
+# check): a tag an op says only a transform oracle reveals (OpInfo.revealed_by) is not
+# expected of it.
+FIRST_ORDER = ("vjp_exception", "reference", "exact_zero", "refusal", "fd_elementwise")
+
 # Priority order: a finding is named after the first oracle that flags it.
 BUILT_IN = (
     Oracle("vjp_exception", "the VJP raised (or the process died) where the forward succeeded",
@@ -101,11 +106,6 @@ BUILT_IN = (
            ("jvp",), ("fuzz", "validator"), f"{R}:jvp_consistency", rechecks.self_consistent,
            confirms=False),
 )
-
-# What a first-order executor shows (the native C++ suite; an in-process first-order
-# check): a tag an op says only a transform oracle reveals (OpInfo.revealed_by) is not
-# expected of it.
-FIRST_ORDER = ("vjp_exception", "reference", "exact_zero", "refusal", "fd_elementwise")
 
 _TABLE: list = []
 
