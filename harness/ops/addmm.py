@@ -130,6 +130,7 @@ OPS = (OpInfo(
     name=OP, revealed_by={JVP_SCALE[0]: "forward_mode"}, summary="mx.addmm (AddMM): alpha and beta, c broadcast, batches, zero K, views, complex",
     operands=("c", "a", "b"), differentiable=("c", "a", "b"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.addmm:mlx_call", call_expression=call_expression,
-    primitives=("AddMM", "Broadcast", "Matmul", "Multiply", "Add"),   # complex: matmul, scale, add dtypes=("float32", "float16", "bfloat16"), complex=True,
+    primitives=("AddMM", "Broadcast", "Matmul", "Multiply", "Add"),   # complex: matmul, scale, add
+    dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="d a = alpha g @ conj(b)^T, d b = alpha conj(a)^T @ g, d c = beta g summed over c's broadcast axes"),)
