@@ -41,6 +41,20 @@ def encode(obj):
     return obj
 
 
+def complex_pairs(obj):
+    """A copy of obj with every complex number replaced by its [re, im] pair and nothing
+    else changed (for the workers' pipes, which carry non-finite floats as they are)."""
+    if isinstance(obj, complex):
+        return [obj.real, obj.imag]
+    if isinstance(obj, dict):
+        return {k: complex_pairs(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [complex_pairs(v) for v in obj]
+    if hasattr(obj, "item") and hasattr(obj, "dtype"):   # a numpy scalar
+        return complex_pairs(obj.item())
+    return obj
+
+
 def _decode(d: dict):
     if len(d) == 1 and KEY in d and d[KEY] in _TEXT:
         return _TEXT[d[KEY]]

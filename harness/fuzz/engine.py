@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import verdict
+from ..core import jsonio, verdict
 from ..judging import judge, oracles
 from ..running import execute
 
@@ -84,7 +84,8 @@ def to_json(o: Outcome, compact: bool = False) -> dict:
     """compact: leave out the record (a passing case's values are never written)."""
     return {"status": o.status, "record": None if compact else o.record, "failures": o.failures,
             "reason": o.reason, "oracles": judged_by(o.record),
-            "expected": None if compact else o.expected}
+            # complex values as [re, im] pairs, the files' form (a reproducer recomputes them)
+            "expected": None if compact or o.expected is None else jsonio.complex_pairs(o.expected)}
 
 
 def from_json(s, d: dict) -> Outcome:

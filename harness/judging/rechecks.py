@@ -59,10 +59,18 @@ def same(a, b) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
+def _json_shape(shape: tuple) -> tuple:
+    """The shape a JSON nested list of an empty array reads back as: up to its first 0."""
+    k = next((i for i, d in enumerate(shape) if d == 0), len(shape))
+    return tuple(shape[:k + 1])
+
+
 def agree(recorded, recomputed) -> bool:
     """Same shape, and equal to AGREE elementwise; a non-finite value must be
     recorded as exactly that value (NaN for NaN). Complex values by parts."""
     a, b = _arr(recorded), _arr(recomputed)
+    if a.size == 0 and b.size == 0:   # JSON keeps an empty array's axes up to its first 0 only
+        return a.shape in (b.shape, _json_shape(b.shape), _json_shape(b.shape) + (2,) * np.iscomplexobj(b))
     if np.iscomplexobj(b) and not np.iscomplexobj(a) and a.shape == b.shape + (2,):
         a = a[..., 0] + 1j * a[..., 1]
     if np.iscomplexobj(a) or np.iscomplexobj(b):

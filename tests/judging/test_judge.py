@@ -123,3 +123,13 @@ def test_a_nondeterministic_vjp_within_tolerance_is_no_finding():
     wrong_once = made[:1] + [checks.compare("twice:a", 2 * want, first, *TOL, kind="twice"),
                              checks.compare("grad:a#2", 2 * want, want, *TOL)]
     assert judge.judge(s, wrong_once).confirmed
+
+
+def test_empty_arrays_agree_as_json_keeps_them():
+    """JSON holds an empty array's axes only up to its first 0: (0, 1) reads back as [],
+    (2, 0) as [[], []]; both agree with the recomputed array. Negative control: a
+    different leading axis, or a non-empty value, does not."""
+    import numpy as np
+    from mlx_vjpcheck.judging.rechecks import agree
+    assert agree([], np.zeros((0, 1))) and agree([[], []], np.zeros((2, 0))) and agree([], np.zeros((0,)))
+    assert not agree([[], []], np.zeros((3, 0))) and not agree([], np.zeros((1, 0))) and not agree([0.0], np.zeros((0, 1)))
