@@ -29,6 +29,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 
 def strides_of(params) -> list:
@@ -138,7 +139,7 @@ def call_expression(params, names) -> str:
                   E.lit(None if strides is None else list(strides)), E.lit(int(params.get("offset", 0))))
 
 
-OPS = (OpInfo(
+OPS = (complex_op(OpInfo(
     name="as_strided", summary="mx.as_strided: overlapping windows, stride 0, negative strides, gaps",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp, exact=True,
     multilinear=True,
@@ -146,5 +147,5 @@ OPS = (OpInfo(
          "that reads element k, exactly 0 where none does",
     mlx_call=".ops.repro.as_strided:mlx_call", call_expression=call_expression,
     primitives=("AsStrided", "Flatten"),
-    dtypes=("float32", "float16", "bfloat16"), complex=False, vmap=False,   # no vmap in MLX   # the float64 reference is real-only (docs/checking.md)
-    scenarios=scenarios, strategy=fuzz_case),)
+    dtypes=("float32", "float16", "bfloat16"), complex=False, vmap=False,   # no vmap in MLX
+    scenarios=scenarios, strategy=fuzz_case)),)

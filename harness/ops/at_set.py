@@ -47,6 +47,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
 from ._support import scatter as S
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 # --- catalog scenarios ----------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ def call_expression(params, names) -> str:
                   S.updates_expression(params, names)) + " or out"
 
 
-OPS = (OpInfo(
+OPS = (complex_op(OpInfo(
     name="at_set", summary="out[idx] = v (Scatter, no reduction): rows, columns, points; repeats",
     operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
     optional_operands=S.INDEX_OPERANDS,
@@ -138,5 +139,5 @@ OPS = (OpInfo(
          "the distinct positions v[s] is written to (once each, however many writes)",
     mlx_call=".ops.repro.at_set:mlx_call", call_expression=call_expression,
     primitives=("Scatter", "AsType", "Gather", "Reshape", "Squeeze", "Broadcast", "Transpose"),
-    dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
-    scenarios=scenarios, strategy=fuzz_case),)
+    dtypes=("float32", "float16", "bfloat16"), complex=False,
+    scenarios=scenarios, strategy=fuzz_case)),)

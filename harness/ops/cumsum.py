@@ -18,6 +18,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support.lanes import from_lanes, lanes_to_input, scan_flags, summed, to_lanes
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 # --- float64 reference: the windows in _support/lanes.py -----------------------------------
 
@@ -92,12 +93,12 @@ def call_expression(params, names) -> str:
                   reverse=E.lit(params.get("reverse", False)), inclusive=E.lit(params.get("inclusive", True)))
 
 
-OPS = (OpInfo(
+OPS = (complex_op(OpInfo(
     name="cumsum", summary="mx.cumsum (Scan): reverse and inclusive flags, any axis",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.cumsum:mlx_call", call_expression=call_expression,
-    primitives=("Scan",), dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+    primitives=("Scan",), dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios,
     strategy=fuzz_case,
     rule="y[i] = sum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored when "
-         "reversed); dx[j] = sum of g[i] over every output i whose window holds j"),)
+         "reversed); dx[j] = sum of g[i] over every output i whose window holds j")),)

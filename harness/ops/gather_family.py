@@ -19,6 +19,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 INDEX = "indices"   # every op's index array: an integer operand
 
@@ -358,12 +359,12 @@ PRIMITIVES = {
 
 
 def _record(name, summary, diff, reference, reference_vjp, strategy, rule):
-    return OpInfo(name=name, summary=summary, operands=diff + (INDEX,), differentiable=diff,
+    return complex_op(OpInfo(name=name, summary=summary, operands=diff + (INDEX,), differentiable=diff,
                   integer_operands=(INDEX,), reference=reference, reference_vjp=reference_vjp,
                   exact=True, multilinear=True, rule=rule, mlx_call=f".ops.repro.gather_family:{name}",
                   call_expression=call_expression_of(name),
-                  primitives=PRIMITIVES[name], dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
-                  scenarios=lambda: _scenarios_of(name), strategy=strategy)
+                  primitives=PRIMITIVES[name], dtypes=("float32", "float16", "bfloat16"), complex=False,
+                  scenarios=lambda: _scenarios_of(name), strategy=strategy))
 
 
 def _scenarios_of(op) -> list:

@@ -29,6 +29,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, tensor
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 # --- float64 reference ----------------------------------------------------------------------
 
@@ -179,7 +180,7 @@ def call_expression(params, names) -> str:
                   names["v"]) + " or out"
 
 
-OPS = (OpInfo(
+OPS = (complex_op(OpInfo(
     name="masked_scatter", summary="a[mask] = v (MaskedScatter): full and leading masks, broadcast sources",
     operands=("a", "mask", "v"), differentiable=("a", "v"), integer_operands=("mask",),
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
@@ -188,5 +189,5 @@ OPS = (OpInfo(
     mlx_call=".ops.repro.masked_scatter:mlx_call", call_expression=call_expression,
     primitives=("MaskedScatter", "AsType", "Broadcast", "ExpandDims", "Reshape", "Squeeze"),
     dtypes=("float32", "float16", "bfloat16"),
-    complex=False,   # the float64 reference is real-only (docs/checking.md)
-    scenarios=scenarios, strategy=fuzz_case),)
+    complex=False,
+    scenarios=scenarios, strategy=fuzz_case)),)

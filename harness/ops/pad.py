@@ -33,6 +33,7 @@ from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 MODES = ("constant", "edge", "reflect", "symmetric")
 WIDTH_FORMS = ("int", "single", "pair", "pairs")
@@ -194,14 +195,14 @@ def call_expression(params, names) -> str:
     return E.call("mx.pad", names["a"], width, mode=E.lit(params["mode"]), constant_values=value)
 
 
-OPS = (OpInfo(
+OPS = (complex_op(OpInfo(
     name="pad", summary="mx.pad: constant (Pad), edge, reflect, symmetric; width forms; constant operand",
     operands=("a", "c"), differentiable=("a", "c"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.pad:mlx_call", call_expression=call_expression,
     # edge, reflect and symmetric are built from Slice and SliceUpdate (mlx/ops.cpp); vmap holds except
     # over the constant operand c (Pad::vmap refuses it)
-    primitives=("Pad", "Slice", "SliceUpdate", "Broadcast"), dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+    primitives=("Pad", "Slice", "SliceUpdate", "Broadcast"), dtypes=("float32", "float16", "bfloat16"), complex=False,
     scenarios=scenarios,
     strategy=fuzz_case,
     rule="d a[i] = sum of g over every output position that copies a[i]; d c = sum of g over the "
-         "constant-padded positions when c is the constant, else 0"),)
+         "constant-padded positions when c is the constant, else 0")),)

@@ -45,6 +45,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
 from ._support.scatter import draw_slices
 from ._support import expression as E
+from ._support.complex_parts import complex_op
 
 START = "start"
 START_DTYPES = ("uint32", "int32", "int64", "uint8")
@@ -350,7 +351,7 @@ def slice_expression(params, names) -> str:
 
 
 OPS = (
-    OpInfo(name="slice_update", revealed_by={VMAP_UNBATCHED: "vmap"},
+    complex_op(OpInfo(name="slice_update", revealed_by={VMAP_UNBATCHED: "vmap"},
            summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
            operands=("a", "u", START), differentiable=("a", "u"), integer_operands=(START,),
            optional_operands=(START,), reference=reference, reference_vjp=reference_vjp, exact=True,
@@ -359,13 +360,13 @@ OPS = (
                 "summed over u's broadcast copies",
            mlx_call=".ops.repro.slice_update:slice_update", call_expression=update_expression,
            primitives=("DynamicSliceUpdate", "SliceUpdate", "Add", "AsType", "Broadcast", "ExpandDims"),
-           dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
-           scenarios=update_scenarios, strategy=update_fuzz),
-    OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
+           dtypes=("float32", "float16", "bfloat16"), complex=False,
+           scenarios=update_scenarios, strategy=update_fuzz)),
+    complex_op(OpInfo(name="dynamic_slice", summary="mx.slice with array starts (DynamicSlice)",
            operands=("a", START), differentiable=("a",), integer_operands=(START,), reference=slice_reference,
            reference_vjp=slice_reference_vjp, exact=True, multilinear=True,
            rule="out = a over the region; d a = g placed in the region, 0 elsewhere",
            mlx_call=".ops.repro.slice_update:dynamic_slice", call_expression=slice_expression,
-           primitives=("DynamicSlice",), dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
-           scenarios=slice_scenarios, strategy=slice_fuzz),
+           primitives=("DynamicSlice",), dtypes=("float32", "float16", "bfloat16"), complex=False,
+           scenarios=slice_scenarios, strategy=slice_fuzz)),
 )
