@@ -191,7 +191,9 @@ def get(use_cache: bool = True) -> Table:
             table = None
     if table is None:
         table = _build()
-        if path is not None:
+        # kept only when the sources did not change while it was built (an edit during a
+        # run would otherwise file an old catalog's table under the new sources' key)
+        if path is not None and path.name == _code_key():
             try:
                 _save(table, path)
             except OSError:
