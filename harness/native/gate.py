@@ -174,6 +174,7 @@ class Gate:
     bindings: nbind.Bindings | None = None
     say: object = None
     hang_s: float = HANG_S
+    claims: list | None = None       # [(op, class)] the series' manifest says it fixes
 
     @property
     def cache(self) -> Path:
@@ -250,9 +251,13 @@ def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = 
         rundir.check_writable(root, "--cache")
     except rundir.OutDirError as e:
         raise InputError(str(e))
+    try:
+        claims = native_patch.claims(patch)
+    except native_patch.PatchError as e:
+        raise InputError(str(e))
     return Gate(project, src, build, archive, units, touched, groups, patch_text,
                 nb.archive_libraries(nb.read_cache(build)), opt, jobs or os.cpu_count() or 2,
-                root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre)
+                root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre, claims=claims)
 
 
 def _say(gate: Gate, msg: str) -> None:
@@ -530,10 +535,12 @@ def failing_oracles(runs: dict) -> dict:
     return out
 
 
-def comparison(entries, runs: dict, units: list) -> dict:
+def comparison(entries, runs: dict, units: list, oracles=None) -> dict:
     """One row per scenario either build ran: its op, both statuses, whether a pristine
     build is expected not to pass it, where it came from, and whether the regression
-    corpus counts it in the patch's scope (rows out of it carry the reason)."""
+    corpus counts it in the patch's scope (rows out of it carry the reason). `oracles`:
+    what the builds' executor checks (the C++ suite: judging.oracles.FIRST_ORDER); a
+    catalog scenario's defect class that only another oracle shows is not expected of it."""
     by = {v: {r["scenario"]: r for r in runs[v].records} for v in VARIANTS}
     rows = []
     for e in _entries(entries):
@@ -543,7 +550,8 @@ def comparison(entries, runs: dict, units: list) -> dict:
             row = {"scenario": s.name, "op": s.op, "device": rec["device"],
                    "pristine": (by["pristine"].get(s.name) or {}).get("status"),
                    "patched": (by["patched"].get(s.name) or {}).get("status"),
-                   "expects_defect": e.expects_defect, "source": e.kind, "in_scope": e.in_scope}
+                   "expects_defect": e.expects_defect if oracles is None or e.kind != "catalog"
+                   else s.expects_defect_under(oracles), "source": e.kind, "in_scope": e.in_scope}
             if e.kind == "regression":
                 row["signature"] = e.meta.get("signature")
                 row["recorded_pristine"] = e.meta["pristine"]["status"]
@@ -563,20 +571,26 @@ def changed_ops(*comps, reruns: dict | None = None) -> list:
                    and confirmed_scenario((reruns or {}).get(i), r["scenario"])})
 
 
-def resolve_scope(fixes, comps, mlx_rows=(), reruns: dict | None = None) -> dict:
+def resolve_scope(fixes, comps, mlx_rows=(), reruns: dict | None = None, claims=None) -> dict:
     """The ops the patch is held to fix. `fixes`: None (auto: the ops whose scenarios
-    change, and all of TARGET when one of them does), "none", or a list of ops.
-    Returns {"ops", "how", "strict": ops whose every expected defect must reproduce}."""
+    change, and all of TARGET when one of them does, and every op a series' manifest
+    claims a fix for), "none", or a list of ops. `claims`: [(op, class)] of the manifest.
+    Returns {"ops", "how", "strict": ops whose every expected defect must reproduce,
+    "claims"}."""
     if fixes == "none":
-        return {"ops": [], "how": "none (--fixes none)", "strict": []}
+        return {"ops": [], "how": "none (--fixes none)", "strict": [], "claims": []}
+    claims = sorted({tuple(c) for c in claims or ()})
     if fixes:
-        return {"ops": sorted(fixes), "how": "--fixes", "strict": sorted(fixes)}
+        return {"ops": sorted(fixes), "how": "--fixes", "strict": sorted(fixes), "claims": claims}
     ops = set(changed_ops(*comps, reruns=reruns))
     if ops & set(TARGET):
         ops |= set(TARGET)
+    claimed = {op for op, _ in claims} - ops
+    ops |= {op for op, _ in claims}
     return {"ops": sorted(ops), "how": "auto: the ops whose scenarios change"
-            + (f" (all of {', '.join(TARGET)} when one does)" if ops & set(TARGET) else ""),
-            "strict": sorted(ops & set(TARGET))}
+            + (f" (all of {', '.join(TARGET)} when one does)" if ops & set(TARGET) else "")
+            + (f", and those the series' manifest claims ({', '.join(sorted(claimed))})" if claimed else ""),
+            "strict": sorted(ops & set(TARGET)), "claims": claims}
 
 
 RERUNS = 2
@@ -624,7 +638,13 @@ def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | Non
     rows = comp["rows"]
     stable = lambda r: confirmed_scenario(reruns, r["scenario"])  # noqa: E731
     fixed = [r for r in rows if r["pristine"] != "pass" and r["patched"] == "pass" and stable(r)]
-    classes = {t for r in fixed for t in (tags or {}).get(r["scenario"], ())}
+    # a class is the op's own (array_then_slice of at_set is not at_max's): (op, tag); a
+    # scenario fixes its classes once patched passes the gradient rules' own oracles
+    # where pristine failed one (a second-order failure left on it is another rule's)
+    first_fixed = [r for r in rows if stable(r) and _held(fails, r, "pristine") and not _held(fails, r, "patched")
+                   and (r["patched"] == "pass" or fails is not None)]
+    classes = {(r.get("op"), t) for r in fixed + first_fixed for t in (tags or {}).get(r["scenario"], ())}
+    classes |= {tuple(c) for c in scope.get("claims") or ()}
 
     def claimed(r) -> bool:
         if r.get("op") not in ops or not r.get("in_scope", True):
@@ -633,12 +653,15 @@ def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | Non
             return True
         if not r["expects_defect"]:
             return False
-        return explicit or tags is None or bool(classes & set(tags.get(r["scenario"], ())))
+        # held once the patch fixes every class that bites on it: a scenario of a fixed
+        # class that also carries a class the patch leaves alone is pre-existing
+        mine = {(r.get("op"), t) for t in tags.get(r["scenario"], ())} if tags is not None else set()
+        return explicit or tags is None or bool(mine) and mine <= classes
     scoped = [r for r in rows if claimed(r)]
     expected = [r for r in rows if r.get("op") in ops and r.get("in_scope", True) and r["expects_defect"]]
     return {
         "rows": len(rows),
-        "classes": sorted(classes),
+        "classes": sorted({t for _, t in classes}),
         "scoped": [r["scenario"] for r in scoped],
         "expected": [r["scenario"] for r in expected],
         # an expected defect of a strict op that the pristine build does not show
@@ -688,13 +711,21 @@ def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails:
                f"(second order, vmap, ...)" if j["other_rules"] else "")
             + (f"; {len(j['fixed'])} fixed" if j["fixed"] else "")
             + (f"; {len(j['flaky'])} flaky (the change did not come back on its reruns)" if j["flaky"] else ""))
+    op_of = {r["scenario"]: r.get("op") for r in comp["rows"]}
+
+    def some(names) -> str:
+        """The first scenario of each op, each with how many more of that op."""
+        by = {}
+        for n in names:
+            by.setdefault(op_of.get(n), []).append(n)
+        return ", ".join(ns[0] + (f" (+{len(ns) - 1})" if len(ns) > 1 else "") for ns in by.values())
     bad = []
     if missed:
-        bad.append(f"not reproduced on pristine: {missed[0]}" + (f" (+{len(missed) - 1})" if len(missed) > 1 else ""))
+        bad.append(f"not reproduced on pristine: {some(missed)}")
     if unfixed:
-        bad.append(f"not passing patched: {unfixed[0]}" + (f" (+{len(unfixed) - 1})" if len(unfixed) > 1 else ""))
+        bad.append(f"not passing patched: {some(unfixed)}")
     if reg:
-        bad.append(f"regressed: {reg[0]}" + (f" (+{len(reg) - 1})" if len(reg) > 1 else ""))
+        bad.append(f"regressed: {some(reg)}")
     if bad:
         return 1, line + " -- " + "; ".join(bad)
     return 0, line
@@ -706,11 +737,15 @@ def overall(outcome: dict, scope_arg=None) -> tuple:
     mlx_rows = outcome.get("mlx_tests", {}).get("rows", [])
     fails = (outcome.get("gate") or {}).get("failing") or {}
     reruns = (outcome.get("gate") or {}).get("scenario_reruns") or {}
-    scope = resolve_scope(scope_arg, comps, mlx_rows, {0: reruns.get("harness"), 1: reruns.get("native")})
+    scope = resolve_scope(scope_arg, comps, mlx_rows, {0: reruns.get("harness"), 1: reruns.get("native")},
+                          (outcome.get("gate") or {}).get("claims"))
     codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
-    tags = (outcome.get("gate") or {}).get("defect_tags")
+    info = outcome.get("gate") or {}
     for comp, what in ((outcome.get("comparison"), "harness"), (outcome.get("native_comparison"), "native")):
         if comp is not None:
+            # the classes the gradient rules' own oracles (HELD, first order) show: what the
+            # verdict holds a patch to, on either executor
+            tags = info.get("defect_tags_first_order", info.get("defect_tags"))
             c, line = verdict(comp, scope, what, fails.get(what), reruns.get(what), tags)
             codes.append(c)
             lines.append(line)
@@ -881,6 +916,24 @@ def run(gate: Gate, entries: list, out, replace: bool = False) -> dict:
     return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp), "native-gate", replace)
 
 
+def biting_tags(entries, oracles=None) -> dict:
+    """{scenario: the defect tags that bite on its call} for the expected defects (catalog
+    scenarios: conditional tags resolved, and with `oracles` only the tags those oracles
+    show, OpInfo.expects_defect; files and corpus entries: their tags as given)."""
+    out = {}
+    for e in entries:
+        s = e.scenario
+        if not (e.expects_defect and s.defect_tags):
+            continue
+        if s.info is None:   # an unbound scenario (an op this package does not know): as given
+            tags = list(s.defect_tags)
+        else:
+            tags = [t for t in s.defect_tags if s.info.expects_defect((t,), s.params, oracles)]
+        if tags:
+            out[s.name] = tags
+    return out
+
+
 def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     t0 = time.perf_counter()
     scenarios = [e.scenario for e in entries]
@@ -900,8 +953,14 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
                     "stages": list(gate.stages)}}
     failing_by = out["gate"]["failing"] = {}
     reruns = out["gate"]["scenario_reruns"] = {}
-    out["gate"]["defect_tags"] = {e.scenario.name: list(e.scenario.defect_tags) for e in entries
-                                  if e.expects_defect and e.scenario.defect_tags}
+    from ..judging.oracles import FIRST_ORDER
+    # The defect classes that bite on each expected defect (conditional tags resolved): all
+    # of them, and those the first-order oracles show (what the verdict holds a patch to:
+    # a scenario once the patch fixes each of those classes; overall()).
+    out["gate"]["defect_tags"] = biting_tags(entries)
+    out["gate"]["defect_tags_first_order"] = biting_tags(entries, FIRST_ORDER)
+    if gate.claims is not None:
+        out["gate"]["claims"] = [list(c) for c in gate.claims]
     if "harness" in gate.stages:
         runs = {v: results[("harness", v)] for v in VARIANTS}
         out["results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"gate-{v}", model=False)
@@ -914,7 +973,8 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         runs = {v: results[("native", v)][0] for v in VARIANTS}
         out["native_results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}")
                                  for v in VARIANTS}
-        comp = comparison(entries, runs, list(gate.touched))
+        from ..judging.oracles import FIRST_ORDER
+        comp = comparison(entries, runs, list(gate.touched), FIRST_ORDER)
         comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
         out["native_comparison"] = comp
         failing_by["native"] = failing_oracles(runs)

@@ -199,3 +199,27 @@ def apply_all(parts: list, read_original) -> dict:
         except PatchError as e:
             raise PatchError(f"{name}: {e}" if len(parts) > 1 else str(e))
     return out
+
+
+def claims(path) -> list:
+    """[(op, defect class)] a series' manifest says its diffs fix: `series.json` beside a
+    series file (schema mlx-vjpcheck/patch-series/1: patches[].file, patches[].findings
+    [{op, class}]), for the diffs the series lists. None without a manifest (one diff, or
+    a series without one); a manifest that cannot be read is a PatchError."""
+    import json
+    path = Path(path)
+    manifest = path.parent / "series.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not is_series(text) or not manifest.is_file():
+        return None
+    listed = {ln.split()[0] for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")}
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        out = sorted({(str(f["op"]), str(f["class"])) for p in doc["patches"] if p["file"] in listed
+                      for f in p.get("findings", ())})
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise PatchError(f"{manifest}: not a series manifest ({type(e).__name__}: {e})")
+    return out

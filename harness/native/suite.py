@@ -181,6 +181,18 @@ def half_precision(s, rec: dict) -> dict:
     return dict(rec, checks=out, status=judge.judge(s, out, rec.get("error")).status)
 
 
+ACCEPTED_REFUSED = "the forward accepted an input its op record lists as refused (an error input)"
+
+
+def refusal(s, rec: dict) -> dict:
+    """A C++ record of an error input (a must_refuse scenario) under the Python runner's
+    rule (running/execute.py `_refusal`): a forward that accepts the input makes the
+    scenario unjudgeable, an error record with no checks, not a pass on its values."""
+    if not s.must_refuse or rec.get("status") == "crashed" or not rec.get("checks"):
+        return rec
+    return dict(rec, checks=[], error=ACCEPTED_REFUSED, status=verdict.status([], ACCEPTED_REFUSED))
+
+
 def results_for(scenarios: list, run: NativeRun, environment: dict, kind: str, model: bool = True) -> dict:
     """A results.json whose records cover the scenarios the suite ran; the rest are listed
     under `skipped` with the suite's reason and take no part in any comparison. `model`:
@@ -188,8 +200,8 @@ def results_for(scenarios: list, run: NativeRun, environment: dict, kind: str, m
     the Python runner already carry it."""
     if model:
         by = {s.name: s for s in scenarios}
-        run.records = [half_precision(by[r["scenario"]], r) if r.get("scenario") in by else r
-                       for r in run.records]
+        run.records = [half_precision(by[r["scenario"]], refusal(by[r["scenario"]], r))
+                       if r.get("scenario") in by else r for r in run.records]
     ran = {r["scenario"] for r in run.records}
     data = results.build([s for s in scenarios if s.name in ran], run.records, environment, kind)
     data["skipped"] = run.skipped

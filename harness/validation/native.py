@@ -119,7 +119,8 @@ def _expects(s, oracles) -> bool:
 def executor_oracles(doc: dict):
     """The oracles a gate build's results ran: the native C++ suite checks first order only
     (a class only a transform oracle shows is not expected of it); anything else, all."""
-    return FIRST_ORDER if doc.get("kind") == "native" else None
+    kind = str(doc.get("kind") or "")
+    return FIRST_ORDER if kind == "native" or kind.startswith("native-") else None
 
 
 def _file_row(row: dict, scen: dict, oracles=None) -> tuple:
