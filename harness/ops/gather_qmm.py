@@ -6,6 +6,9 @@ gather_mm rule and dscale / dbias follow by the chain rule (_support/quantized.p
 which quantized_matmul shares). The index arrays and the sorted_indices flag
 are gather_mm's (_support/gather.py); the MLX call is ops/repro/gather_qmm.py.
 
+zero_rows: an x without rows (M = 0) kills the forward (the quantized kernels divide
+by K * M); N = 0 and K = 0 kill the VJP instead (zero_size, as gather_mm's).
+
 Two classes found by the transform oracles, tagged by rule (`transform_tags`):
   segmented_second_order  as gather_mm's: on the sorted path dscales and dbiases come
           from a segmented_mm, which has no VJP, so second order raises wherever scales
@@ -161,7 +164,9 @@ def _grid_scenarios() -> list:
         _grid("batch2/rhs", ints((2, 2, 1, 32), 94, lo=-1, hi=2), (2, 2), 2, 32, rhs=[[0, 1], [3, 3]],
               tags=("rank2_segments",), desc="both with two batch axes, w indexed"),
         *(_grid(f"zero_{d}/{side}", ints((2, M, K), 95, lo=-1, hi=2), (2,), N, K, **{side: [0, 1]},
-                tags=("zero_size",), desc=f"{d} = 0: the VJP's kernel divides by zero (SIGFPE)")
+                tags=(ZERO_ROWS if d == "M" else "zero_size",),
+                desc=f"{d} = 0: " + ("the quantized kernels divide by K * M (SIGFPE)" if d == "M" else
+                                     "the VJP's kernel divides by zero (SIGFPE)"))
           for d, (M, N, K) in (("M", (0, 2, 32)), ("N", (1, 0, 32)), ("K", (1, 2, 0))) for side in ("lhs", "rhs")),
         *(_grid(f"{dt}/{side}", x3, (3,), 2, 32, dtype=dt, **{side: [0, 1, 2]}, tags=("half_gather_mm_cpu",),
                 desc=f"{dt}: the forward runs; unsorted, {half}") for dt in ("float16", "bfloat16") for side in ("lhs", "rhs")),
@@ -195,6 +200,9 @@ def scenarios() -> list:
 
 
 SEGMENTED, TRANSPOSE_FALSE = "segmented_second_order", "transpose_false_scales"
+# M = 0 (no rows of x): the forward's quantized kernels divide x.size() by K * M, a
+# crash of its own (the VJP's N = 0 and K = 0 crashes are zero_size, elsewhere).
+ZERO_ROWS = "zero_rows"
 # The same mistake met at second order by a transpose=True call (a class of its own:
 # only the second-order oracle shows it).
 TRANSPOSE_SECOND = "transpose_false_second_order"
@@ -283,4 +291,4 @@ OPS = (OpInfo(
     # unsorted VJP for scales/biases raises there (its GatherMM is float32-only); GatherQMM has no vmap.
     primitives=("GatherQMM", "QuantizedMatmul", "Broadcast"),
     dtypes=("float32", "float16", "bfloat16"), complex=False, vmap=False,
-    fatal_tags=("zero_size",), scenarios=scenarios, strategy=fuzz_case, fuzz_weight=5, native=True),)
+    fatal_tags=("zero_size", ZERO_ROWS), scenarios=scenarios, strategy=fuzz_case, fuzz_weight=5, native=True),)
