@@ -401,6 +401,17 @@ def _terminate_as_interrupt():
     return signal.signal(signal.SIGTERM, _raise)
 
 
+def add_parser(sub, name):
+    """`mlx-vjpcheck gate ...`: build_and_test.py's command line, as a subcommand of the
+    installed tool (its options are build_and_test.py's; `mlx-vjpcheck gate --help`)."""
+    # (cli/main.py hands `gate`'s arguments to main() before its own parser sees them;
+    # this entry is what `mlx-vjpcheck --help` lists)
+    p = sub.add_parser(name, add_help=False,
+                       help="gate a patch to MLX: pristine against patched, through everything this project "
+                            "checks (build_and_test.py's options)")
+    p.set_defaults(func=lambda args: main([]))
+
+
 def main(argv=None, project: Project | None = None, scenarios=None) -> int:
     """The command line; `project` and `scenarios` let the tests drive a fixture library."""
     try:

@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "replay": "replay",
     "coverage": "coverage",
     "handoff": "handoff",
+    "gate": "gate",
 }
 
 
@@ -42,6 +43,8 @@ def _parser(argv) -> options.Parser:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["gate"]:   # build_and_test.py's own command line, options and all
+        return importlib.import_module(".gate", __package__).main(argv[1:])
     try:
         args = _parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
