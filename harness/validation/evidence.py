@@ -243,9 +243,11 @@ def known_layout(names: set) -> bool:
 def _gate_verdicts(ctx: Context) -> None:
     gate_doc = ctx.files.doc(native_checks.GATE)
     fixes = gate_doc.get("fixes") if isinstance(gate_doc, dict) else None
+    # a series' manifest claims only widen the scope (more ops held), never narrow it
+    claims = gate_doc.get("claims") if isinstance(gate_doc, dict) and isinstance(gate_doc.get("claims"), list) else None
     for facts in ctx.facts.gates:
         what = "native" if facts.folder else "harness"
-        native_checks.gate_verdict(facts, fixes, what)
+        native_checks.gate_verdict(facts, fixes, what, claims)
 
 
 def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:

@@ -28,10 +28,10 @@ from ..cases import bind, files as case_files
 from ..core.scenario import Scenario
 from ..evidence import paths
 from ..evidence.safezip import unsafe_path
+from ..judging import gate_rules
 from ..judging.oracles import FIRST_ORDER
 from . import catalog_table
 
-TARGET = ("gather_mm", "gather_qmm")   # the ops this project's patch is about (native/gate.py)
 VARIANTS = ("pristine", "patched")
 MLX_TESTS = "mlx-tests.json"
 GATE = "gate.json"
@@ -47,6 +47,8 @@ class GateFacts:
     scope_text: str = ""
     ok: bool = False
     line: str = ""
+    fails: dict = field(default_factory=dict)     # {scenario: {variant: oracles its record fails}}
+    tags: dict = field(default_factory=dict)      # {scenario: first-order classes that bite}
 
 
 def _is_int(x) -> bool:
@@ -191,6 +193,7 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
         return facts
     pristine, patched = _statuses(docs[0]), _statuses(docs[1])
     scen = _scenarios(files, folder)
+    facts.fails = _failing(docs)
     keys = []
     for row in data["rows"]:
         key = (row["scenario"], row["device"])
@@ -204,10 +207,35 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
         facts.self_declared += declared
         if derived is not None:
             facts.rows.append(derived)
+            tags = _biting(scen.get(row["scenario"])) if derived.get("expects_defect") else []
+            if tags:
+                facts.tags[row["scenario"]] = tags
     group.check(len(keys) == len(set(keys)) and set(keys) == set(pristine) | set(patched),
                 f"{where}: rows do not cover each (scenario, device) of the two results files exactly once")
     facts.bound = _selection_bound(scen, table)
     return facts
+
+
+def _failing(docs) -> dict:
+    """What each non-passing record fails, re-derived from the two results files."""
+    out = {}
+    for v, doc in zip(VARIANTS, docs):
+        for r in doc["records"]:
+            if r.get("status") != "pass":
+                out.setdefault(r["scenario"], {})[v] = gate_rules.failing(r)
+    return out
+
+
+def _biting(scen: dict | None) -> list:
+    """The defect classes the first-order checks show on this call (this package's record
+    of the op decides; a scenario of an op it does not know: its tags as given)."""
+    if scen is None:
+        return []
+    try:
+        s = bind(Scenario.from_dict(scen))
+    except Exception:   # an unknown op: the file's own word
+        return list(scen.get("defect_tags") or [])
+    return [t for t in s.defect_tags if s.info.expects_defect((t,), s.params, FIRST_ORDER)]
 
 
 def _selection_bound(scen: dict, table) -> bool:
@@ -245,30 +273,20 @@ def check_mlx_tests(group, name: str, doc: dict) -> tuple:
 
 # --- the gate verdict over re-derived rows ---------------------------------------------------------
 
-def scope(rows: list, fixes) -> tuple:
-    """(ops, strict ops, words): the ops the patch is held to fix."""
-    if fixes == "none":
-        return [], [], "no op (--fixes none)"
-    if isinstance(fixes, list) and fixes:
-        return sorted(fixes), sorted(fixes), f"{', '.join(sorted(fixes))} (--fixes)"
-    ops = {r["op"] for r in rows if r["pristine"] != r["patched"] and r.get("op")}
-    if ops & set(TARGET):
-        ops |= set(TARGET)
-    return sorted(ops), sorted(ops & set(TARGET)), (", ".join(sorted(ops)) or "no op") + \
-        " (the ops whose scenarios change)"
-
-
-def gate_verdict(facts: GateFacts, fixes, what: str) -> None:
-    """Fill facts.ok / facts.line: every expected defect of a strict op reproduced on
-    pristine, every scoped scenario passing patched, nothing pristine passes regressed."""
-    ops, strict, words = scope(facts.rows, fixes)
-    scoped = [r for r in facts.rows if r.get("op") in ops and r.get("in_scope", True)]
-    expected = [r for r in scoped if r.get("expects_defect")]
-    missed = [r for r in expected if r["pristine"] == "pass" and r.get("op") in strict]
-    unfixed = [r for r in scoped if r["patched"] != "pass"]
-    regressed = [r for r in facts.rows if r["pristine"] == "pass" and r["patched"] != "pass"]
+def gate_verdict(facts: GateFacts, fixes, what: str, claims=None) -> None:
+    """Fill facts.ok / facts.line with the gate's own rules (judging/gate_rules.py) over the
+    re-derived rows: every expected defect of a strict op reproduced on pristine, every
+    scenario the patch is held to (its fixed first-order classes) passing patched in the
+    gradient rules' own oracles, nothing regressed. Reruns the gate recorded are not
+    taken: offline every regression stands."""
+    comp = {"rows": facts.rows}
+    scope = gate_rules.resolve_scope(fixes if fixes in ("none", None) or isinstance(fixes, list) else None,
+                                     [comp], claims=claims)
+    j = gate_rules.judge(comp, scope, facts.fails, None, facts.tags)
+    n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
+    words = (", ".join(scope["ops"]) or "no op") + f" ({scope['how']})"
     facts.scope_text = words
-    facts.ok = bool(ops) and bool(expected) and not missed and not unfixed and not regressed
-    facts.line = (f"{what}: scope {words}; pristine reproduced {len(expected) - len(missed)}/{len(expected)} "
-                  f"expected defects, patched passes {len(scoped) - len(unfixed)}/{len(scoped)} scoped "
-                  f"scenarios, {len(regressed)} regressed")
+    facts.ok = bool(scope["ops"]) and bool(j["expected"]) and not missed and not unfixed and not reg
+    facts.line = (f"{what}: scope {words}; pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} "
+                  f"expected defects, patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} "
+                  f"scenarios it is held to, {len(reg)} regressed")

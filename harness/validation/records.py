@@ -7,6 +7,7 @@ the status. Nothing recorded is trusted except the observed MLX values.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -155,6 +156,8 @@ def _check_record(group, where, scen_dict, rec, rc, strict):
                                                  for c in recorded):
         group.fail(f"{where}: checks is not a list of named checks")
         return None
+    s, exp, prefill, accepted = _accepted_error_input(s, exp, prefill, rec, recorded)
+    group.item(accepted, f"{where}: accepted_error_input")
     by_name = {c["name"]: c for c in recorded}
     ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol), memo=dict(prefill))
     rechecked = []
@@ -176,6 +179,20 @@ def _check_record(group, where, scen_dict, rec, rc, strict):
         problems.append(f"the record is of scenario {rec.get('scenario')!r}, not {s.name!r}")
     group.item(problems, f"{where}: status")
     return s, rechecked
+
+
+def _accepted_error_input(s, exp, prefill, rec, recorded) -> tuple:
+    """An error input whose record holds no refusal check was taken by that build's forward
+    and judged as an ordinary call (running/execute.py): it is re-derived as one, from the
+    float64 reference, and the record must say so; a refusal's record must not."""
+    refusal = any(c.get("kind") == "refusal" for c in recorded)
+    flagged = rec.get("accepted_error_input") is True
+    judged = bool(recorded) and not refusal   # (a record without checks: an error, as it stands)
+    if not s.must_refuse or not (judged or flagged):
+        return s, exp, prefill, (["marked accepted_error_input, but judged as a refusal"] if flagged else [])
+    s = dataclasses.replace(s, must_refuse=False)
+    return s, expected.expected(s), {}, ([] if flagged else
+                                         ["an error input judged as an ordinary call without accepted_error_input"])
 
 
 def _header_problems(data: dict) -> list:
