@@ -119,9 +119,15 @@ def test_an_error_input_the_vjp_accepts_is_a_finding_and_one_it_refuses_is_not()
     assert _run(case("refused_honest", (1.0, 2.0), dtype="bfloat16", must_refuse=True))["status"] == "pass"
 
 
-def test_an_error_input_the_forward_accepts_is_not_judged():
-    rec = _run(case("refused", (1.0, 2.0), must_refuse=True))   # float32: the forward works
-    assert rec["status"] == "error" and "accepted an input" in rec["error"]
+def test_an_error_input_the_forward_accepts_is_judged_as_a_call():
+    """A build whose forward takes an error input (a patch widened the op): its VJP must
+    then work and be right, and the record says the input was accepted."""
+    rec = _run(case("right", (1.0, 2.0), must_refuse=True))   # listed as refused, but cube's forward works
+    assert rec.get("accepted_error_input") is True and "refusal" not in {c.get("kind") for c in rec["checks"]}
+    assert rec["status"] == "pass" and any(c.get("kind") == "reference" for c in rec["checks"])
+    # negative control: a wrong VJP behind an accepted error input is caught like any other
+    wrong = _run(case("plain", (1.0, 2.0), must_refuse=True))
+    assert wrong.get("accepted_error_input") is True and wrong["status"] == "fail"
 
 
 @needs_pinned_mlx()
