@@ -57,19 +57,31 @@ def run_device(scenarios: list, device: str, on_record=None, jobs: int = 1) -> l
                 on_record(rec)
     # Interleaved shares: neighbours in the catalog cost alike, so each worker gets a fair mix.
     shares = [scenarios[k::jobs] for k in range(jobs)]
-    with ThreadPoolExecutor(jobs) as pool:
-        parts = list(pool.map(lambda share: _run_list(share, device, report), shares))
+    stop, procs = threading.Event(), set()
+    pool = ThreadPoolExecutor(jobs)
+    futures = [pool.submit(_run_list, share, device, report, stop, procs) for share in shares]
+    try:
+        parts = [f.result() for f in futures]
+    except BaseException:   # Ctrl-C reaches the main thread only: end every worker now
+        stop.set()
+        for proc in list(procs):
+            proc.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     by_name = {r["scenario"]: r for part in parts for r in part}
     return [by_name[s.name] for s in scenarios]
 
 
-def _run_list(scenarios: list, device: str, on_record=None) -> list:
+def _run_list(scenarios: list, device: str, on_record=None, stop=None, procs=None) -> list:
+    """`stop` (an Event) ends the list between workers; `procs` holds the live worker so
+    that an interrupted parent can end it."""
     records, start = [], 0
     with tempfile.TemporaryDirectory(prefix="vjpcheck-") as tmp:
         path = os.path.join(tmp, "scenarios.json")
         atomic.write_text(path, scenario_mod.dump_catalog(scenarios))
-        while start < len(scenarios):
-            start = _one_worker(scenarios, path, device, start, records, on_record)
+        while start < len(scenarios) and not (stop is not None and stop.is_set()):
+            start = _one_worker(scenarios, path, device, start, records, on_record, procs)
     return records
 
 
@@ -77,12 +89,14 @@ class WorkerError(RuntimeError):
     """The worker died outside any scenario: a broken environment, not a case (exit 2)."""
 
 
-def _one_worker(scenarios, path, device, start, records, on_record) -> int:
+def _one_worker(scenarios, path, device, start, records, on_record, procs=None) -> int:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     with tempfile.TemporaryFile(mode="w+") as err:   # a file: a full pipe cannot stall the worker
         proc = subprocess.Popen([sys.executable, "-m", WORKER, path, device, str(start)],
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=PACKAGE_PARENT)
         watchdog = _Watchdog(proc)
+        if procs is not None:
+            procs.add(proc)
         try:
             current = _read(proc, records, on_record, watchdog)
             rc = proc.wait()
@@ -92,6 +106,8 @@ def _one_worker(scenarios, path, device, start, records, on_record) -> int:
             raise
         finally:
             watchdog.stop()
+            if procs is not None:
+                procs.discard(proc)
         err.seek(0)
         stderr = err.read()
     if current is None:
