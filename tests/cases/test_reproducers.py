@@ -18,15 +18,12 @@ scenario's params, instead of the op's general call file) say what the harness s
 from __future__ import annotations
 
 import ast
-
 import dataclasses
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-
+from helpers import scripts as script_runs
 from mlx_vjpcheck import ops
 from mlx_vjpcheck.cases import catalog, expected, reproducer
 from mlx_vjpcheck.core import checks
@@ -200,25 +197,25 @@ def _values(check):
 def test_the_scripts_exit_with_the_harness_verdict_and_print_its_forward(tmp_path):
     sample = _sample()
     scripts = [_script(s, tmp_path) for s in sample]
-
-    def run(path):
-        return subprocess.run([sys.executable, str(path), "--device", "cpu"], capture_output=True, text=True,
-                              timeout=120, cwd=tmp_path)
-
-    with ThreadPoolExecutor(2) as pool:   # separate processes; the harness measures meanwhile
-        running = pool.map(run, scripts)
+    with ThreadPoolExecutor(1) as pool:   # the scripts run in other processes; the harness measures meanwhile
+        running = pool.submit(script_runs.run_many, scripts, ["--device", "cpu"], cwd=tmp_path)
         records = {s.name: execute.run(s, "cpu") for s in sample}
-        procs = list(running)
+        procs = running.result()
+    # The drivers share interpreters between scripts; every 20th script also runs alone,
+    # as a user runs it, and must end the same way (the driver's own negative controls
+    # are in tests/test_script_driver.py).
+    alone = script_runs.standalone(scripts[::20], ["--device", "cpu"], cwd=tmp_path)
+    assert [(rc, out) for rc, out, _ in alone] == [(rc, out) for rc, out, _ in procs[::20]]
     bad = []
-    for s, proc in zip(sample, procs):
+    for s, (returncode, stdout, stderr) in zip(sample, procs):
         rec = records[s.name]
         want = _first_order(rec)
         others = [c for c in rec["checks"] if c.get("kind") != "reference" and not c["passed"]]
         assert others or want == {"pass": 0, "fail": 1, "error": 1}[rec["status"]], (s.name, rec["status"])
         forward = next((_values(c) for c in rec["checks"] if c["name"] == "forward"), None)
-        printed = [ln for ln in proc.stdout.splitlines() if ln.startswith("forward: MLX ")]
-        if proc.returncode != want or (printed and forward is not None and not _same_printed(printed[0], forward)):
-            bad.append((s.name, rec["status"], proc.returncode, proc.stdout[-600:] + proc.stderr[-600:]))
+        printed = [ln for ln in stdout.splitlines() if ln.startswith("forward: MLX ")]
+        if returncode != want or (printed and forward is not None and not _same_printed(printed[0], forward)):
+            bad.append((s.name, rec["status"], returncode, stdout[-600:] + stderr[-600:]))
     assert bad == []
     assert {s.op for s in sample} == set(VJP_OPS)
 
@@ -241,9 +238,8 @@ def test_params_the_op_cannot_write_embed_its_call_file(tmp_path):
     assert "def mlx_call(operands, params):" in text and "return mlx_call({" in text
     script = tmp_path / "fallback.py"
     script.write_text(text, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
-    assert proc.returncode == _first_order(execute.run(s, "cpu")), proc.stdout + proc.stderr
+    [(returncode, stdout, stderr)] = script_runs.standalone([script], ["--device", "cpu"], cwd=tmp_path)
+    assert returncode == _first_order(execute.run(s, "cpu")), stdout + stderr
 
 
 def test_a_complex_output_of_a_real_input_renders_from_a_files_values():
