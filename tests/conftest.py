@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED_MLX = "0.32.4"
+TESTS = Path(__file__).resolve().parent
 
 
 def mlx_version():
@@ -47,3 +48,17 @@ def full_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "out"
     proc = run_cli("run", "--device", "cpu", "--out", out)
     return proc, out
+
+
+# Under pytest-xdist (`--dist loadgroup`, pyproject.toml) a module- or session-scoped
+# fixture is built once per worker that runs a test needing it. Keeping each test module
+# on one worker builds every module fixture once; the tests that share the session's
+# whole-catalog run (`full_run`) also share a worker, so the catalog runs once.
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        # only this suite's own tests (the scenario plugin's items, collected by a child
+        # pytest of test_scenario_plugin.py, keep spreading over that child's workers)
+        if item.get_closest_marker("xdist_group") or TESTS not in Path(str(item.path)).parents:
+            continue
+        group = "full_run" if "full_run" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
