@@ -509,6 +509,17 @@ def failing_oracles(runs: dict) -> dict:
     return out
 
 
+def _expected(e, oracles) -> bool:
+    """Whether a pristine build is expected not to pass entry `e` where only `oracles` run:
+    a catalog scenario's or a corpus entry's class that only a transform oracle shows
+    (OpInfo.revealed_by) is not expected of a first-order executor."""
+    if oracles is None or e.kind == "finding":
+        return e.expects_defect
+    if e.kind == "catalog":
+        return e.scenario.expects_defect_under(oracles)
+    return e.expects_defect and e.scenario.expects_defect_under(oracles)
+
+
 def comparison(entries, runs: dict, units: list, oracles=None) -> dict:
     """One row per scenario either build ran: its op, both statuses, whether a pristine
     build is expected not to pass it, where it came from, and whether the regression
@@ -524,8 +535,7 @@ def comparison(entries, runs: dict, units: list, oracles=None) -> dict:
             row = {"scenario": s.name, "op": s.op, "device": rec["device"],
                    "pristine": (by["pristine"].get(s.name) or {}).get("status"),
                    "patched": (by["patched"].get(s.name) or {}).get("status"),
-                   "expects_defect": e.expects_defect if oracles is None or e.kind != "catalog"
-                   else s.expects_defect_under(oracles), "source": e.kind, "in_scope": e.in_scope}
+                   "expects_defect": _expected(e, oracles), "source": e.kind, "in_scope": e.in_scope}
             if e.kind == "regression":
                 row["signature"] = e.meta.get("signature")
                 row["recorded_pristine"] = e.meta["pristine"]["status"]

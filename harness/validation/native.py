@@ -106,7 +106,9 @@ def _origin(name: str, scen: dict | None, table, oracles=None) -> tuple:
     known = corpus().get(name)
     if known is not None:
         e = known[1]
-        want = {"expects_defect": e.expects_defect, "in_scope": e.in_scope, "source": "regression",
+        # a class only a transform oracle shows is not expected of a first-order executor
+        expects = e.expects_defect and (oracles is None or e.scenario.expects_defect_under(oracles))
+        want = {"expects_defect": expects, "in_scope": e.in_scope, "source": "regression",
                 "signature": e.meta.get("signature"), "recorded_pristine": e.meta["pristine"]["status"]}
         if not e.in_scope:
             want["reason"] = e.reason

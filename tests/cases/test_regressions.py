@@ -2,13 +2,14 @@
 (harness/cases/files.py): findings are scenarios."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
 import pytest
 
 from conftest import ROOT, needs_pinned_mlx, run_cli
-from mlx_vjpcheck.cases import catalog, files
+from mlx_vjpcheck.cases import catalog, files, register
 from mlx_vjpcheck.core import scenario as scenario_mod
 
 CORPUS = ROOT / "harness" / "regressions"
@@ -84,11 +85,73 @@ def test_negative_control_a_tampered_entry_is_caught(tmp_path, corpus):
     bad.write_text(json.dumps(dict(d, pristine={"status": "wonderful"})))
     with pytest.raises(files.ScenarioFileError, match="status"):
         files.load_entries(bad)
-    bad.write_text(json.dumps(dict(d, in_scope=False)))
+    no_reason = {k: v for k, v in d.items() if k != "out_of_scope_reason"}   # whichever entry is first
+    bad.write_text(json.dumps(dict(no_reason, in_scope=False)))
     with pytest.raises(files.ScenarioFileError, match="out_of_scope_reason"):
         files.load_entries(bad)
     (ok,) = files.load_entries(CORPUS / f"{e.meta['signature']}.json")
     assert ok.meta["pristine"]["status"] != "pass"
+
+
+# --- every register class goes through the corpus -----------------------------------
+
+# Register classes with no corpus entry of their own, and why (each reason is checked
+# on the pinned MLX below). The fuzzer names their minimal scenario with the signature
+# of an entry already in the corpus (one entry per signature: an exception or a crash is
+# named by its failing site alone, not by the call form):
+SHARED_SIGNATURE = {
+    "gather_mm__rank2_segments": "gather_mm__vjp__vjp_exception__exception-ValueError-scatter_add_axis__any",
+    "gather_qmm__rank2_segments": "gather_qmm__vjp__vjp_exception__exception-ValueError-scatter_add_axis__any",
+    "gather_mm__zero_size_unsorted": "gather_mm__vjp__vjp_exception__crash-signal-SIGFPE__any",
+}
+# The forward itself kills the process: the fuzzer counts the case invalid (no gradient
+# defect to sign), so no signature can name it; the reproducer still shows it.
+FORWARD_DIES = ("gather_qmm__zero_rows", "gather_qmm__zero_size")
+
+
+def uncovered(defects, corpus) -> list:
+    """Register ids with neither a corpus entry of their op and class nor a listed reason."""
+    have = {(e.scenario.op, e.meta["class"]) for e in corpus}
+    listed = set(SHARED_SIGNATURE) | set(FORWARD_DIES)
+    return [d.id for d in defects if (d.op, d.klass) not in have and d.id not in listed]
+
+
+def scope_disagreements(defects, corpus) -> list:
+    """Corpus entries whose in_scope is not what the register says (fixed by the series)."""
+    fixed = {(d.op, d.klass): d.status == "fixed" for d in defects}
+    return [e.meta["signature"] for e in corpus
+            if (e.scenario.op, e.meta["class"]) in fixed and e.in_scope != fixed[(e.scenario.op, e.meta["class"])]]
+
+
+def test_every_register_class_has_a_corpus_entry_or_a_reason(corpus):
+    defects = register.load()
+    assert uncovered(defects, corpus) == []
+    have = {(e.scenario.op, e.meta["class"]) for e in corpus}
+    ids = {d.id: d for d in defects}
+    for i in list(SHARED_SIGNATURE) + list(FORWARD_DIES):   # a reason for a class that is gone, or stale
+        assert i in ids and (ids[i].op, ids[i].klass) not in have, i
+    assert set(SHARED_SIGNATURE.values()) <= {e.meta["signature"] for e in corpus}
+    assert scope_disagreements(defects, corpus) == []
+
+
+def test_negative_control_a_missing_entry_or_a_wrong_scope_is_caught(corpus):
+    defects = register.load()
+    e = next(e for e in corpus if e.meta["class"] == "untransposed_factor")
+    assert uncovered(defects, [x for x in corpus if x is not e]) == ["hadamard_transform__untransposed_factor"]
+    flipped = dataclasses.replace(e, in_scope=not e.in_scope)
+    assert scope_disagreements(defects, [flipped]) == [e.meta["signature"]]
+
+
+@needs_pinned_mlx()
+def test_the_listed_reasons_hold_on_the_pinned_wheel():
+    from mlx_vjpcheck.fuzz import pool
+    ids = {d.id: d for d in register.load()}
+    with pool.Worker("cpu") as w:
+        for i, sig in SHARED_SIGNATURE.items():
+            assert w.run(ids[i].bound_scenario(), 0).signature == sig, i
+        for i in FORWARD_DIES:
+            out = w.run(ids[i].bound_scenario(), 0)
+            assert out.status == "invalid" and "died in the forward" in out.reason, i
 
 
 # --- loading scenario files ----------------------------------------------------------

@@ -136,3 +136,19 @@ def test_a_series_manifest_claims_classes_and_ops(tmp_path):
     import pytest
     with pytest.raises(P.PatchError):
         P.claims(tmp_path / "series")
+
+
+def test_the_native_comparison_expects_no_transform_class_of_the_corpus():
+    """A corpus entry of a class only second order shows (segmented_second_order) is not
+    expected of the C++ suite, which checks first order; a first-order entry still is."""
+    corpus = [e for e in files.regressions() if e.scenario.op == "gather_mm"]
+    second = next(e for e in corpus if e.meta["class"] == "segmented_second_order")
+    first = next(e for e in corpus if e.meta["class"] == "left_selection")
+    runs = {v: native_suite.NativeRun(records=[{"scenario": e.scenario.name, "device": "cpu", "status": "pass",
+                                                "checks": [], "error": None} for e in (second, first)])
+            for v in G.VARIANTS}
+    rows = {r["scenario"]: r for r in G.comparison([second, first], runs, [], FIRST_ORDER)["rows"]}
+    assert rows[second.scenario.name]["expects_defect"] is False
+    assert rows[first.scenario.name]["expects_defect"] is True
+    rows = {r["scenario"]: r for r in G.comparison([second, first], runs, [])["rows"]}
+    assert rows[second.scenario.name]["expects_defect"] is True
