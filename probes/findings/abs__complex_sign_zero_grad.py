@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """abs / complex_sign_zero_grad: abs of a complex z: the VJP of its VJP is 0 (Sign::vjp returns zeros, so d(g sign z) drops z/|z|'s derivative)
-Minimal input: unary/abs/complex64/reversed; second:a: MLX [[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[0.0,... vs float64 rule [[[0.4789678719572251, 0.7902969887296746], [-0.903789459.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: unary/abs/complex64/reversed; second:a: MLX [[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[0.0,... vs float64 rule [[[0.4789678719572251, 0.7902969887296746], [-0.903789459.... MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """addmm / jvp_ignores_scale: AddMM::jvp ignores alpha and beta: the tangent of alpha a@b + beta c is that of a@b + c (the VJP is right)
-Minimal input: addmm/negative_alpha_zero_beta; jvp:forward: MLX [[-7.0, -3.0], [-1.0, -10.0]] vs float64 rule [[8.0, 1.0], [2.0, 7.0]]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: addmm/negative_alpha_zero_beta; jvp:forward: MLX [[-7.0, -3.0], [-1.0, -10.0]] vs float64 rule [[8.0, 1.0], [2.0, 7.0]]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

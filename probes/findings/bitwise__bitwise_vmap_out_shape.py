@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bitwise / bitwise_vmap_out_shape: vmap of a VJP through a bitwise op: the batched output keeps a's unbatched shape (one row for a batch of two)
-Minimal input: compare/bitwise/xor/wrt_b; vmap:batch: MLX [1.0, 4.0] vs float64 rule [2.0, 4.0]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: compare/bitwise/xor/wrt_b; vmap:batch: MLX [1.0, 4.0] vs float64 rule [2.0, 4.0]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

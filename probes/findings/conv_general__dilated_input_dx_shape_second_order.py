@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """conv_general / dilated_input_dx_shape_second_order: second order of a strided convolution: its dx is a convolution with input dilation, whose own dx has the wrong shape
-Minimal input: conv_general/1d/stride3_remainder; the VJP of the VJP raises where the plain VJP works: ValueError: [broadcast_shapes] Shapes (2,2,3) and (2,0,3) cannot be broadcast.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: conv_general/1d/stride3_remainder; the VJP of the VJP raises where the plain VJP works: ValueError: [broadcast_shapes] Shapes (2,2,3) and (2,0,3) cannot be broadcast.. MLX releases: ≤ 0.25.2 – 0.32.2 and 0.32.4 (0.32.3 not; up to 0.32.2 second:x comes out empty, 0.32.4 raises).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """conv_general / vmap_as_strided: vmap of the weight VJP on the general path raises: AsStrided has no vmap rule
-Minimal input: conv_general/1d/kernel_wider_than_input; vmap of the VJP raises where the plain VJP works: ValueError: [Primitive::vmap] Not implemented for AsStrided.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: conv_general/1d/kernel_wider_than_input; vmap of the VJP raises where the plain VJP works: ValueError: [Primitive::vmap] Not implemented for AsStrided.. MLX releases: 0.31.2 – 0.32.4 (≤ 0.25.2 – 0.31.1: the same vmap raises first in Pad, which had no vmap).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """cumprod / complex_scan_conjugate: cumprod of complex input: Scan::vjp multiplies g by the other factors without conjugating them
-Minimal input: cumprod/complex/forward/inclusive; grad:a: MLX [[0.0, 2.0], [-3.0, -1.0], [5.0, 10.0], [-8.0, -6.0]] vs float64 rule [[22.0, 2.0], [3.0, -21.0], [7.0, 26.0], [-6.0, -8.0]]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: cumprod/complex/forward/inclusive; grad:a: MLX [[0.0, 2.0], [-3.0, -1.0], [5.0, 10.0], [-8.0, -6.0]] vs float64 rule [[22.0, 2.0], [3.0, -21.0], [7.0, 26.0], [-6.0, -8.0]]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

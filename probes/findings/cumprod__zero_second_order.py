@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """cumprod / zero_second_order: cumprod with a zero in a lane: the VJP is right but its own VJP (second order) is NaN (0 * inf from the division by x)
-Minimal input: cumprod/length1/exclusive; second:a: MLX [[{"nonfinite": "nan"}], [0.0]] vs float64 rule [[0.0], [0.0]]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: cumprod/length1/exclusive; second:a: MLX [[{"nonfinite": "nan"}], [0.0]] vs float64 rule [[0.0], [0.0]]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """custom_function / checkpoint_vmap: vmap of the VJP of mx.checkpoint raises where vmap of the forward works (Depends has no vmap rule)
-Minimal input: custom_function/checkpoint; vmap of the VJP raises where the plain VJP works: ValueError: [Primitive::vmap] Not implemented for Depends.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: custom_function/checkpoint; vmap of the VJP raises where the plain VJP works: ValueError: [Primitive::vmap] Not implemented for Depends.. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

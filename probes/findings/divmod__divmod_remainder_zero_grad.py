@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """divmod / divmod_remainder_zero_grad: DivMod::vjp gives zeros for the remainder output: d(a mod b)/da = 1 and /db = -floor(a/b) are lost
-Minimal input: binary/divmod/remainder/rank0; grad:a: MLX 0.0 vs float64 rule 3.0. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: binary/divmod/remainder/rank0; grad:a: MLX 0.0 vs float64 rule 3.0. MLX releases: ≤ 0.25.2 – 0.32.4 (before 0.32.2 the forward differs too).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

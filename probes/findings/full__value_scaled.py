@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """full / value_scaled: mx.full(shape, v) with an array v: Full::vjp returns g * v instead of the sum of g over v's copies
-Minimal input: full/defect/value_scaled/rank0; grad:v: MLX 6.0 vs float64 rule 3.0. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: full/defect/value_scaled/rank0; grad:v: MLX 6.0 vs float64 rule 3.0. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

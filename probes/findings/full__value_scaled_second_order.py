@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """full / value_scaled_second_order: mx.full(shape, v) with v all ones: the first order is right but the VJP's own derivative in v is g instead of 0
-Minimal input: full/defect/value_scaled/unit_rank0; second:v: MLX 2.0 vs float64 rule 0.0. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: full/defect/value_scaled/unit_rank0; second:v: MLX 2.0 vs float64 rule 0.0. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

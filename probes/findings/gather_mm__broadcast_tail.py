@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_mm / broadcast_tail: sorted_indices with a broadcast left operand: dB reads the backing buffer past the slice
-Minimal input: gmm/backing_tail/neg/sorted; grad:b: MLX [[[2.0]], [[-31.0]], [[47.0]]] vs float64 rule [[[2.0]], [[2.0]], [[2.0]]]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: gmm/backing_tail/neg/sorted; grad:b: MLX [[[2.0]], [[-31.0]], [[47.0]]] vs float64 rule [[[2.0]], [[2.0]], [[2.0]]]. MLX releases: 0.26.3 – 0.32.4 (0.26.2 not).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

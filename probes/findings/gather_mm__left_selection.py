@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_mm / left_selection: sorted_indices with repeated or omitted left indices: the segmented VJP fast path gives wrong dA and dB
-Minimal input: gmm/report_example/wrt_a/sorted; grad:a: MLX [[[3.0]], [[5.0]]] vs float64 rule [[[8.0]], [[0.0]]]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: gmm/report_example/wrt_a/sorted; grad:a: MLX [[[3.0]], [[5.0]]] vs float64 rule [[[8.0]], [[0.0]]]. MLX releases: 0.26.3 – 0.32.4 (0.26.2 not).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

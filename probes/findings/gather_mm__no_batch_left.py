@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_mm / no_batch_left: sorted_indices with a 2-D left operand (no batch axes): the VJP raises in flatten
-Minimal input: gmm/grid/batch0/lhs/sorted; the VJP raises: ValueError: [flatten] start_axis must be less than or equal to end_axis. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: gmm/grid/batch0/lhs/sorted; the VJP raises: ValueError: [flatten] start_axis must be less than or equal to end_axis. MLX releases: 0.26.3 – 0.32.4 (0.26.2 not).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_mm / rank2_segments: sorted_indices with index arrays of rank 0 or >= 2: the segment count raises in scatter_add_axis
-Minimal input: gmm/grid/rank3/lhs/sorted; the VJP raises: ValueError: [scatter_add_axis] Indices of dimension 3 does not match array of dimension 1.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: gmm/grid/rank3/lhs/sorted; the VJP raises: ValueError: [scatter_add_axis] Indices of dimension 3 does not match array of dimension 1.. MLX releases: 0.26.3 – 0.32.4 (0.26.2 not).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

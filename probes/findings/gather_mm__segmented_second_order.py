@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_mm / segmented_second_order: second order on the sorted path: dB is a segmented_mm, which has no VJP, so the VJP of the VJP raises
-Minimal input: gmm/broadcast_right/left_identity/sorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Primitive::vjp] Not implemented for SegmentedMM.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: gmm/broadcast_right/left_identity/sorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Primitive::vjp] Not implemented for SegmentedMM.. MLX releases: 0.26.3 – 0.32.4 (0.26.2 not).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_mm / zero_size_unsorted: unsorted path with K = 0 or N = 0: the VJP kills the process (SIGFPE in the CPU scatter kernel)
-Minimal input: gmm/grid/zero_M/lhs/unsorted; the VJP kills the process: process died (signal SIGFPE). MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: gmm/grid/zero_M/lhs/unsorted; the VJP kills the process: process died (signal SIGFPE). MLX releases: 0.26.3 – 0.32.4 (≤ 0.25.2 – 0.26.2: the VJP raises [reshape] instead).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import os
 import subprocess

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / broadcast_tail: gather_qmm, sorted_indices with a broadcast x: gradients read the backing buffer past the slice
-Minimal input: qmm4/broadcast_left/right_sorted/sorted; grad:scales: MLX [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],... vs float64 rule [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/broadcast_left/right_sorted/sorted; grad:scales: MLX [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],... vs float64 rule [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],.... MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / half_gather_mm_cpu: gather_qmm in float16/bfloat16 on the CPU: the VJP raises ([GatherMM::eval] only float32)
-Minimal input: qmm4/grid/bfloat16/lhs/unsorted; the VJP raises: RuntimeError: [GatherMM::eval] Currently only supports float32.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/bfloat16/lhs/unsorted; the VJP raises: RuntimeError: [GatherMM::eval] Currently only supports float32.. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

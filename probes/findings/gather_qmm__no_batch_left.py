@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / no_batch_left: gather_qmm, sorted_indices with a 2-D x: the VJP raises in flatten
-Minimal input: qmm4/grid/batch0/lhs/sorted; the VJP raises: ValueError: [flatten] start_axis must be less than or equal to end_axis. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/batch0/lhs/sorted; the VJP raises: ValueError: [flatten] start_axis must be less than or equal to end_axis. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

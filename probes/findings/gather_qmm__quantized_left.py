@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / quantized_left: gather_qmm, sorted_indices with repeated or omitted left indices: wrong dx, dscales, dbiases (left_selection's form)
-Minimal input: qmm4/report_example/wrt_x/sorted; grad:x: MLX [[[96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, ... vs float64 rule [[[256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/report_example/wrt_x/sorted; grad:x: MLX [[[96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, ... vs float64 rule [[[256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0.... MLX releases: 0.26.3 – 0.32.4 (0.26.3 – 0.28.0 by probes/probe_quantized_and_loss.py: the reproducer
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / rank2_segments: gather_qmm, sorted_indices with index arrays of rank >= 2: the VJP raises in scatter_add_axis
-Minimal input: qmm4/grid/rank3/lhs/sorted; the VJP raises: ValueError: [scatter_add_axis] Indices of dimension 3 does not match array of dimension 1.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/rank3/lhs/sorted; the VJP raises: ValueError: [scatter_add_axis] Indices of dimension 3 does not match array of dimension 1.. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / segmented_second_order: gather_qmm second order on the sorted path: dscales/dbiases come from a segmented_mm, which has no VJP
-Minimal input: qmm4/grid/rank0/rhs/sorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Primitive::vjp] Not implemented for SegmentedMM.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/rank0/rhs/sorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Primitive::vjp] Not implemented for SegmentedMM.. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / transpose_false_scales: gather_qmm with transpose=False: dscales and dbiases are built as if transpose were True (raise or come out transposed)
-Minimal input: qmm4/untransposed/left_identity/wrt_scales/sorted; the VJP raises: ValueError: [Unflatten] Cannot unflatten axis -1 with size 4 into shape (0,32).. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/untransposed/left_identity/wrt_scales/sorted; the VJP raises: ValueError: [Unflatten] Cannot unflatten axis -1 with size 4 into shape (0,32).. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / transpose_false_second_order: gather_qmm second order with x and scales differentiated: dx is a gather_qmm with the flag flipped, which meets transpose_false_scales
-Minimal input: qmm4/grid/rank0/lhs/unsorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Unflatten] Cannot unflatten axis -1 with size 2 into shape (0,32).. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/rank0/lhs/unsorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Unflatten] Cannot unflatten axis -1 with size 2 into shape (0,32).. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / zero_rows: gather_qmm with M = 0 (x without rows): the forward kills the process (the quantized kernels divide by K * M)
-Minimal input: qmm4/grid/zero_M/lhs/unsorted; the call kills the process: SIGFPE. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/zero_M/lhs/unsorted; the call kills the process: SIGFPE. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import os
 import subprocess

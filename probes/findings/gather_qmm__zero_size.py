@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / zero_size: gather_qmm with M, N or K = 0: the forward or VJP kills the process (SIGFPE)
-Minimal input: qmm4/grid/zero_K/lhs/sorted; the VJP kills the process: process died (signal SIGFPE). MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: qmm4/grid/zero_K/lhs/sorted; the VJP kills the process: process died (signal SIGFPE). MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import os
 import subprocess

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """irfft / odd_length_jvp: irfft with an odd output length: the forward-mode tangent is one element short (the VJP is right)
-Minimal input: irfft/n_odd; jvp:forward: MLX [[1.5, 0.0, -0.5, 0.0], [0.5, 1.5, -0.5, 1.5]] vs float64 rule [[1.3999999999999975, 0.12360679774997685, -0.32360679774.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: irfft/n_odd; jvp:forward: MLX [[1.5, 0.0, -0.5, 0.0], [0.5, 1.5, -0.5, 1.5]] vs float64 rule [[1.3999999999999975, 0.12360679774997685, -0.32360679774.... MLX releases: 0.31.2 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """irfftn / odd_length_jvp: irfftn with an odd last output length: the forward-mode tangent is one element short (the VJP is right)
-Minimal input: irfftn/s_padded_truncated; jvp:forward: MLX [[0.25, -0.75], [-0.5, -0.25], [1.25, -0.25], [-0.5, -0.25]] vs float64 rule [[0.5, -0.5, -0.5], [-0.4166666666666665, -0.022329099369.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: irfftn/s_padded_truncated; jvp:forward: MLX [[0.25, -0.75], [-0.5, -0.25], [1.25, -0.25], [-0.5, -0.25]] vs float64 rule [[0.5, -0.5, -0.5], [-0.4166666666666665, -0.022329099369.... MLX releases: 0.32.1 – 0.32.4 (older: cannot test).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """logaddexp / complex_logaddexp_vjp_raises: logaddexp of complex inputs: the forward works, the VJP raises (it needs a complex sigmoid)
-Minimal input: binary/logaddexp/complex64/reversed; the VJP raises: ValueError: [sigmoid] Not supported for complex64.. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: binary/logaddexp/complex64/reversed; the VJP raises: ValueError: [sigmoid] Not supported for complex64.. MLX releases: 0.32.1 – 0.32.4 (≤ 0.25.2 – 0.32.0: no raise, but wrong gradients).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

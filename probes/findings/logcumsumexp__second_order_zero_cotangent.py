@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """logcumsumexp / second_order_zero_cotangent: logcumsumexp: the VJP is linear in g but is built from log|g|, so its derivative in g is NaN where g is 0
-Minimal input: logcumsumexp/defect/second_order_zero_cotangent; second:cotangent: MLX [-1.0, 1.1931755542755127, {"nonfinite": "nan"}] vs float64 rule [-1.0, 1.1931757358898394, -0.2658145868359345]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: logcumsumexp/defect/second_order_zero_cotangent; second:cotangent: MLX [-1.0, 1.1931755542755127, {"nonfinite": "nan"}] vs float64 rule [-1.0, 1.1931757358898394, -0.2658145868359345]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """not_equal / not_equal_vmap_out_axes: vmap of a VJP through not_equal: the output is taken as unbatched, so the VJP for b comes back in the broadcast shape
-Minimal input: compare/not_equal/own/broadcast/wrt_b; vmap:batch: MLX [4.0, 2.0, 3.0] vs float64 rule [2.0, 2.0, 3.0]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: compare/not_equal/own/broadcast/wrt_b; vmap:batch: MLX [4.0, 2.0, 3.0] vs float64 rule [2.0, 2.0, 3.0]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

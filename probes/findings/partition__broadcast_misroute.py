@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """partition / broadcast_misroute: partition of an input broadcast across lanes (stride 0): lanes are arranged differently, so Partition::vjp routes cotangents to the wrong elements
-Minimal input: partition/defect/broadcast_misroute/rows; grad:a: MLX [[4.0, 1.0, 2.0, 3.0, 5.0], [2.0, 5.0, 4.0, 3.0, 1.0]] vs float64 rule [[4.0, 2.0, 3.0, 1.0, 5.0], [2.0, 4.0, 3.0, 5.0, 1.0]]. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: partition/defect/broadcast_misroute/rows; grad:a: MLX [[4.0, 1.0, 2.0, 3.0, 5.0], [2.0, 5.0, 4.0, 3.0, 1.0]] vs float64 rule [[4.0, 2.0, 3.0, 1.0, 5.0], [2.0, 4.0, 3.0, 5.0, 1.0]]. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """power / complex_power_unconjugated: power of complex inputs: Power::vjp does not conjugate the derivative (MLX's own convention conjugates)
-Minimal input: binary/power/complex64/reversed; grad:a: MLX [[[8.052145004272461, -2.075870990753174], [-0.9007000327... vs float64 rule [[[-2.0758708382377864, 8.05214519634781], [-1.7513455975.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: binary/power/complex64/reversed; grad:a: MLX [[[8.052145004272461, -2.075870990753174], [-0.9007000327... vs float64 rule [[[-2.0758708382377864, 8.05214519634781], [-1.7513455975.... MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """prod / complex_scan_conjugate: prod of complex input: the first order is right, the VJP of its VJP is not (it multiplies by conj(cumprod) and differentiates through the conj)
-Minimal input: prod/complex; second:a: MLX [[[-33.0, 12.0], [12.0, 12.0], [-15.0, -36.0]], [[5.0, -1... vs float64 rule [[[-21.0, 24.0], [24.0, 24.0], [-51.0, -24.0]], [[5.0, -1.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: prod/complex; second:a: MLX [[[-33.0, 12.0], [12.0, 12.0], [-15.0, -36.0]], [[5.0, -1... vs float64 rule [[[-21.0, 24.0], [24.0, 24.0], [-51.0, -24.0]], [[5.0, -1.... MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

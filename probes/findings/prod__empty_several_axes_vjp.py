@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """prod / empty_several_axes_vjp: prod over several axes of a zero-size operand: the VJP raises (Reduce::vjp reshapes an empty array to (..., -1))
-Minimal input: prod/defect/empty_several_axes_vjp; the VJP raises: ValueError: [reshape] Cannot infer the shape of an empty array. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: prod/defect/empty_several_axes_vjp; the VJP raises: ValueError: [reshape] Cannot infer the shape of an empty array. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

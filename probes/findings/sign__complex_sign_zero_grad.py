@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """sign / complex_sign_zero_grad: sign of a complex z is z/|z|, yet Sign::vjp returns zeros for every dtype
-Minimal input: unary/sign/complex64/reversed; grad:a: MLX [[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[0.0,... vs float64 rule [[[-0.29517787457834516, -0.48704349305426936], [-0.58851.... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: unary/sign/complex64/reversed; grad:a: MLX [[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[0.0,... vs float64 rule [[[-0.29517787457834516, -0.48704349305426936], [-0.58851.... MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

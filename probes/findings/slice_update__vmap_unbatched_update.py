@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """slice_update / vmap_unbatched_update: vmap of a slice update whose update is unbatched writes batch element 0 only, so the mapped VJP for a is wrong
-Minimal input: slice_update/dynamic/lower_rank_update; vmap:grad:a#1: MLX [[-8.0, 4.0, 8.0, 6.0, -8.0], [4.0, -6.0, 8.0, 2.0, 4.0],... vs float64 rule [[-8.0, 4.0, 8.0, -0.0, -0.0], [4.0, -6.0, 8.0, -0.0, -0..... MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: slice_update/dynamic/lower_rank_update; vmap:grad:a#1: MLX [[-8.0, 4.0, 8.0, 6.0, -8.0], [4.0, -6.0, 8.0, 2.0, 4.0],... vs float64 rule [[-8.0, 4.0, 8.0, -0.0, -0.0], [4.0, -6.0, 8.0, -0.0, -0..... MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:

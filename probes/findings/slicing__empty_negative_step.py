@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """slicing / empty_negative_step: a[-3::-1] of 2 elements is empty, but Slice keeps start -1 and its VJP normalizes it again: the VJP raises
-Minimal input: slicing/defect/empty_negative_step/zero_size; the VJP raises: ValueError: Cannot broadcast array of shape (0,0) into shape (1,0).. MLX releases: 0.32.4 (earlier releases not run).
+Minimal input: slicing/defect/empty_negative_step/zero_size; the VJP raises: ValueError: Cannot broadcast array of shape (0,0) into shape (1,0).. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
