@@ -84,10 +84,18 @@ static void group_of(int64_t r, int64_t c, int gs, int64_t& gr, int64_t& gc) {
   gc = c / gs;
 }
 
+// Matrices in a stack of shape (..., R, C): the product of the leading axes
+// (not size / (R * C), which divides by zero for an empty R or C).
+static int64_t stack_size(const Dims& shape) {
+  int64_t n = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
 Host dequantize(const Host& codes, const Host& scales, const Host& biases, int gs) {
   int64_t R = codes.shape.end()[-2], C = codes.shape.end()[-1];
   int64_t SR = scales.shape.end()[-2], SC = scales.shape.end()[-1];
-  int64_t E = int64_t(codes.size()) / (R * C);
+  int64_t E = stack_size(codes.shape);
   Host w = Host::zeros(codes.shape);
   for (int64_t e = 0; e < E; ++e)
     for (int64_t r = 0; r < R; ++r)
@@ -101,7 +109,7 @@ Host dequantize(const Host& codes, const Host& scales, const Host& biases, int g
 }
 
 Host swap_last(const Host& x) {
-  int64_t R = x.shape.end()[-2], C = x.shape.end()[-1], E = int64_t(x.size()) / (R * C);
+  int64_t R = x.shape.end()[-2], C = x.shape.end()[-1], E = stack_size(x.shape);
   Dims shape = x.shape;
   std::swap(shape.end()[-2], shape.end()[-1]);
   Host out = Host::zeros(shape);
@@ -126,7 +134,7 @@ Grads gather_qmm_vjp(const Host& x, const Host& codes, const Host& scales, const
   auto grads = gather_mm_vjp(x, w, g, lhs, rhs);
   Host dW = as_kn(grads["b"], transpose);  // back to the stored layout
   Host ds = Host::zeros(scales.shape), db = Host::zeros(biases.shape);
-  int64_t R = codes.shape.end()[-2], C = codes.shape.end()[-1], E = int64_t(codes.size()) / (R * C);
+  int64_t R = codes.shape.end()[-2], C = codes.shape.end()[-1], E = stack_size(codes.shape);
   int64_t SR = scales.shape.end()[-2], SC = scales.shape.end()[-1];
   for (int64_t e = 0; e < E; ++e)
     for (int64_t r = 0; r < R; ++r)
