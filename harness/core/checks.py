@@ -37,6 +37,8 @@ recorded as [re, im] pairs with `"complex": true`.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # Per-dtype tolerance (atol, rtol) for comparing MLX against float64 references.
@@ -103,14 +105,21 @@ def allowance(acc: dict | None, shape) -> np.ndarray | float:
         return np.where(mag == 0, 0.0, gamma(k, acc["unit_roundoff"]) * mag)
 
 
+def _is_complex(arr: np.ndarray) -> bool:
+    """np.iscomplexobj for an array, without its generic dispatch (the validator asks ~10^5 times)."""
+    return arr.dtype.kind == "c"
+
+
 def _as_array(x) -> np.ndarray:
     arr = np.asarray(x)
-    return arr.astype(np.complex128) if np.iscomplexobj(arr) else np.asarray(x, dtype=np.float64)
+    if arr.dtype == np.float64:   # already what the conversion below gives
+        return arr
+    return arr.astype(np.complex128) if _is_complex(arr) else np.asarray(x, dtype=np.float64)
 
 
 def _complex_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`a` as complex when it is the [re, im] pair form of complex `b`'s shape."""
-    if np.iscomplexobj(a) or not np.iscomplexobj(b):
+    if _is_complex(a) or not _is_complex(b):
         return a
     if a.shape == b.shape + (2,):
         return a[..., 0] + 1j * a[..., 1]
@@ -121,6 +130,10 @@ def errors(obs: np.ndarray, exp: np.ndarray, atol: float, rtol: float, extra=0.0
     """(error, tolerance) per element. Matching non-finite values have error 0;
     a non-finite value on one side only, or a different one, has error inf."""
     finite = np.isfinite(exp)
+    if finite.all() and np.isfinite(obs).all():   # the usual case: the same arithmetic, no masks
+        with np.errstate(invalid="ignore", over="ignore"):
+            err, tol = np.abs(obs - exp), atol + rtol * np.abs(exp) + extra
+        return np.asarray(err, dtype=np.float64), np.asarray(tol, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(finite, np.abs(obs - np.where(finite, exp, 0.0)), 0.0)
         err = np.where(finite & ~np.isfinite(obs), np.inf, err)
@@ -130,53 +143,151 @@ def errors(obs: np.ndarray, exp: np.ndarray, atol: float, rtol: float, extra=0.0
 
 
 def _same_nonfinite(obs, exp):
-    if np.iscomplexobj(obs) or np.iscomplexobj(exp):
+    if _is_complex(np.asarray(obs)) or _is_complex(np.asarray(exp)):
         o, e = np.asarray(obs, dtype=np.complex128), np.asarray(exp, dtype=np.complex128)
         return _same_nonfinite(o.real, e.real) & _same_nonfinite(o.imag, e.imag)
     return (np.isnan(obs) & np.isnan(exp)) | (obs == exp)
 
 
-def _worst(err: np.ndarray, tol: np.ndarray) -> tuple:
+def _ratio(err: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """How far each element is from its tolerance (0 where it is exact): the worst is the largest."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(err == 0, 0.0, err / tol)
-    return np.unravel_index(int(np.argmax(ratio)), err.shape)
+        return np.where(err == 0, 0.0, err / tol)
+
+
+def _worst(err: np.ndarray, tol: np.ndarray) -> tuple:
+    return np.unravel_index(int(np.argmax(_ratio(err, tol))), err.shape)
 
 
 def _written(arr: np.ndarray) -> list:
     """Values as the results schema writes them: complex as [re, im] pairs."""
-    if np.iscomplexobj(arr):
+    if _is_complex(arr):
         return np.stack([arr.real, arr.imag], axis=-1).tolist()
     return arr.tolist()
 
 
-def compare(name: str, observed, expected, atol: float, rtol: float, kind="reference",
-            acc: dict | None = None) -> dict:
-    """One check. `acc`: the accumulation record (see the module text) whose
-    allowance is added to the tolerance; recorded with the check."""
+def _prepared(name: str, observed, expected, atol, rtol, kind, acc, values=True) -> tuple:
+    """(the check without its verdict, observed array, expected array, the finished check
+    when no arithmetic is needed: different shapes or no elements)."""
     obs, exp = _as_array(observed), _as_array(expected)
     obs, exp = _complex_pair(obs, exp), _complex_pair(exp, obs)
-    cplx = bool(np.iscomplexobj(obs) or np.iscomplexobj(exp))
+    cplx = _is_complex(obs) or _is_complex(exp)
     rec = {"name": name, "kind": kind, "atol": atol, "rtol": rtol,
            "observed_shape": list(obs.shape), "expected_shape": list(exp.shape),
-           "observed": _written(obs), "expected": _written(exp),
+           "observed": _written(obs) if values else obs, "expected": _written(exp) if values else exp,
            "worst_index": None, "worst_error": None, "worst_tolerance": None}
     if cplx:
         rec["complex"] = True
     if acc:
         rec["accumulation"] = acc
     if obs.shape != exp.shape:
-        return dict(rec, passed=False, reason=f"shape {obs.shape} != {exp.shape}")
+        return rec, obs, exp, dict(rec, passed=False, reason=f"shape {obs.shape} != {exp.shape}")
     if obs.size == 0:
-        return dict(rec, passed=True, reason="empty")
+        return rec, obs, exp, dict(rec, passed=True, reason="empty")
+    return rec, obs, exp, None
+
+
+def _verdict(rec: dict, n_bad: int, n_nonfinite: int, size: int, worst: list, error, tolerance) -> dict:
+    reason = "ok" if n_bad == 0 else f"{n_bad} of {size} elements outside tolerance" + (
+        f" ({n_nonfinite} non-finite)" if n_nonfinite else "")
+    return dict(rec, passed=n_bad == 0, worst_index=worst, worst_error=float(error),
+                worst_tolerance=float(tolerance), reason=reason)
+
+
+def compare(name: str, observed, expected, atol: float, rtol: float, kind="reference",
+            acc: dict | None = None) -> dict:
+    """One check. `acc`: the accumulation record (see the module text) whose
+    allowance is added to the tolerance; recorded with the check."""
+    rec, obs, exp, done = _prepared(name, observed, expected, atol, rtol, kind, acc)
+    if done is not None:
+        return done
     err, tol = errors(obs, exp, atol, rtol, allowance(acc, exp.shape))
     worst = _worst(err, tol)
     bad = err > tol
-    ok = not bool(np.any(bad))
-    nonfinite = int(np.sum(bad & ~np.isfinite(obs)))
-    reason = "ok" if ok else f"{int(np.sum(bad))} of {err.size} elements outside tolerance" + (
-        f" ({nonfinite} non-finite)" if nonfinite else "")
-    return dict(rec, passed=ok, worst_index=[int(v) for v in worst], worst_error=float(err[worst]),
-                worst_tolerance=float(tol[worst]), reason=reason)
+    n_bad = int(np.sum(bad))
+    n_nonfinite = int(np.sum(bad & ~np.isfinite(obs))) if n_bad else 0
+    return _verdict(rec, n_bad, n_nonfinite, err.size, [int(v) for v in worst], err[worst], tol[worst])
+
+
+def compare_many(requests: list, values: bool = True) -> list:
+    """[compare(*r) for r in requests], r = (name, observed, expected, atol, rtol, kind, acc),
+    with the arithmetic of all of them done at once: `errors` over their elements laid end to
+    end, then each check's count and worst element from its own stretch (the validator
+    rechecks ~10^4 checks of a dozen elements, where one numpy call per step of each costs far
+    more than the arithmetic). Where compare would raise, the result is its exception.
+    values=False: a check's observed and expected values are its arrays, not the lists a
+    results file writes (for a caller that judges the checks and writes none of them)."""
+    out, runs = [None] * len(requests), {False: [], True: []}
+    for i, (name, observed, expected, atol, rtol, kind, acc) in enumerate(requests):
+        if type(atol) is not float or type(rtol) is not float:   # tolerances of other types: as they are
+            out[i] = _one(values, name, observed, expected, atol, rtol, kind, acc)
+            continue
+        try:
+            rec, obs, exp, done = _prepared(name, observed, expected, atol, rtol, kind, acc, values)
+            extra = None if done is not None else allowance(acc, exp.shape)
+        except Exception as e:   # what compare raises for this request
+            out[i] = e
+            continue
+        if done is not None:
+            out[i] = done
+        else:
+            runs[_is_complex(obs)].append((i, rec, obs, exp, extra))
+    for run in runs.values():
+        if run:
+            _verdicts(run, out)
+    return out
+
+
+def _one(values: bool, *request):
+    try:
+        got = compare(*request)
+    except Exception as e:
+        return e
+    return got if values else dict(got, observed=shaped(got["observed"], got["observed_shape"]),
+                                   expected=shaped(got["expected"], got["expected_shape"]))
+
+
+def _verdicts(run: list, out: list) -> None:
+    """compare's verdicts for a run of checks of one kind of number (real or complex)."""
+    sizes = np.array([obs.size for _, _, obs, _, _ in run], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    obs = np.concatenate([o.ravel() for _, _, o, _, _ in run])
+    exp = np.concatenate([e.ravel() for _, _, _, e, _ in run])
+    atol = np.repeat([rec["atol"] for _, rec, _, _, _ in run], sizes)
+    rtol = np.repeat([rec["rtol"] for _, rec, _, _, _ in run], sizes)
+    extra = (np.concatenate([np.broadcast_to(x, o.shape).ravel() for _, _, o, _, x in run])
+             if any(not isinstance(x, float) for *_, x in run) else 0.0)
+    err, tol = errors(obs, exp, atol, rtol, extra)
+    bad = err > tol
+    n_bad = np.add.reduceat(bad, starts, dtype=np.int64)
+    n_nonfinite = np.add.reduceat(bad & ~np.isfinite(obs), starts, dtype=np.int64)
+    worst = _first_largest(_ratio(err, tol), starts, sizes)
+    for k, (i, rec, o, _, _) in enumerate(run):
+        w = int(worst[k])
+        out[i] = _verdict(rec, int(n_bad[k]), int(n_nonfinite[k]), o.size, _unravel(w - int(starts[k]), o.shape),
+                          err[w], tol[w])
+
+
+def _first_largest(ratio: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per stretch, the position np.argmax gives: the first largest value, or the first NaN."""
+    top = np.repeat(np.maximum.reduceat(ratio, starts), sizes)   # maximum keeps a NaN
+    hit = (ratio == top) | (np.isnan(ratio) & np.isnan(top))
+    return np.minimum.reduceat(np.where(hit, np.arange(ratio.size), ratio.size), starts)
+
+
+def _unravel(k: int, shape: tuple) -> list:
+    """np.unravel_index(k, shape) as a list of ints."""
+    out = []
+    for d in reversed(shape):
+        k, r = divmod(k, d)
+        out.append(r)
+    return out[::-1]
+
+
+def _size(shape: list) -> int:
+    """np.prod(shape, dtype=int64) (wrapping as it does), without its dispatch for small shapes."""
+    n = math.prod(shape)
+    return n if n < 2 ** 62 else int(np.prod(shape, dtype=np.int64))
 
 
 def shaped(values, shape) -> np.ndarray:
@@ -184,9 +295,11 @@ def shaped(values, shape) -> np.ndarray:
     trailing zero-size axes ((1, 0, 1) is written [[]]), the shape keeps them;
     [re, im] pairs one axis deeper than the shape are complex values."""
     arr = _as_array(values)
+    if type(shape) is list and list(arr.shape) == shape:   # the usual case: nothing below changes it
+        return arr
     if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
         return arr
-    n = int(np.prod(shape, dtype=np.int64))
+    n = _size(shape)
     if n and arr.shape == tuple(shape) + (2,):
         return arr[..., 0] + 1j * arr[..., 1]
     if arr.size == n and list(arr.shape) != shape:

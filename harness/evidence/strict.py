@@ -105,6 +105,9 @@ class Files(dict):
         # After its hash is checked a JSON member is only read parsed: a caller that will not
         # pack the files again (the validator, not `bundle`) may let go of the text.
         self.release_text = False
+        # name -> None or a reader that builds some values compactly as the text is parsed
+        # (validation/arrays.py); None: plain JSON values everywhere.
+        self.compact = None
 
     def doc(self, name: str):
         if name in self.docs or name in self.problems or name not in self:
@@ -114,12 +117,19 @@ class Files(dict):
             sh = shape(raw)
             check_shape(name, sh)
             self.budget.take(name, sh)
-            self.docs[name] = jsonio.loads(raw)
-            if self.release_text:
-                self[name] = b""
+            if self.release_text:   # the text alone from here: bytes and objects never coexist
+                self[name], raw = b"", jsonio.text_of(raw)
+            self.docs[name] = self._parse(name, raw)
         except (ValueError, UnicodeDecodeError, RecursionError) as e:
             self.problems[name] = str(e) if isinstance(e, TooBig) else f"{name}: not strict JSON ({e})"
         return self.docs.get(name)
+
+    def _parse(self, name: str, raw):
+        reader = self.compact(name) if self.compact else None
+        if reader is None:
+            return jsonio.loads(raw)
+        doc = jsonio.loads(raw, reader.hook)
+        return doc if reader.placed(doc) else jsonio.loads(raw)   # a compact value out of its place
 
 
 def member(files: dict, name: str):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 3   # the layout of the cached files (a change rebuilds them)
+FORMAT = 4   # the layout of the cached files (a change rebuilds them)
 # What else a catalog record's rechecks re-derive, kept beside the expected values
 # under these names: the direction-dependent values of the second-order and
 # forward-mode oracles along the direction a `run` record's seed gives (the trial
@@ -53,6 +54,13 @@ class Table:
     hashes: dict       # name -> sha256 of the scenario's canonical text
     expected: dict     # sha256 of canonical text -> {key: array} (float64; derived values under JU, HU)
     accumulation: dict = None   # sha256 -> the accumulation records (JSON-able), where there are any
+    # sha256 of every catalog text that reads back to itself (Scenario.from_dict, then to_dict):
+    # a record's scenario with such a text is in the writers' form without a round trip of its own
+    round_trips: frozenset = frozenset()
+
+    def is_catalog(self, key: str) -> bool:
+        """Whether this text hash is a catalog scenario's text in the writers' form."""
+        return key in self.round_trips
 
     def prefill(self, key: str) -> dict:
         """The rechecks' memo for a catalog scenario: what the table already holds."""
@@ -113,14 +121,26 @@ def _derived(s, exp: dict) -> tuple:
     return arrays, acc
 
 
+def _reads_back(text: str) -> bool:
+    """Whether a scenario's canonical text is what Scenario.to_dict writes for it when read."""
+    from ..core.scenario import Scenario
+    try:
+        return canonical(Scenario.from_dict(json.loads(text)).to_dict()) == text
+    except (ValueError, TypeError, KeyError):
+        return False
+
+
 def _build() -> Table:
     from ..cases import catalog, expected
     scenarios = catalog.catalog()
-    names, hashes, exp, accs = [], {}, {}, {}
+    names, hashes, exp, accs, round_trips = [], {}, {}, {}, set()
     for s in scenarios:
-        key = text_hash(canonical(s.to_dict()))
+        text = canonical(s.to_dict())
+        key = text_hash(text)
         names.append(s.name)
         hashes[s.name] = key
+        if _reads_back(text):
+            round_trips.add(key)
         try:
             values = {k: np.asarray(v) for k, v in expected.expected(s).items()}
         except Exception:   # undecided or broken: recomputed per record, where it fails as a check
@@ -129,7 +149,7 @@ def _build() -> Table:
         exp[key] = {**values, **arrays}
         if acc:
             accs[key] = acc
-    return Table(catalog.digest(scenarios), names, hashes, exp, accs)
+    return Table(catalog.digest(scenarios), names, hashes, exp, accs, frozenset(round_trips))
 
 
 def _folder() -> Path:
@@ -153,7 +173,8 @@ def _save(table: Table, path: Path) -> None:
         np.save(tmp / f"{buf}.npy", np.concatenate(parts[buf]).astype(dtype) if parts[buf] else np.zeros(0, dtype))
     (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "digest": table.digest, "names": table.names,
                                                 "hashes": table.hashes, "layout": layout,
-                                                "accumulation": table.accumulation or {}}))
+                                                "accumulation": table.accumulation or {},
+                                                "round_trips": sorted(table.round_trips)}))
     try:
         os.replace(tmp, path)
     except OSError:   # another validation wrote it first
@@ -167,11 +188,14 @@ def _load(path: Path) -> Table:
     if index.get("format") != FORMAT:
         raise ValueError("another format")
     bufs = {b: np.load(path / f"{b}.npy", allow_pickle=False) for b in ("real", "complex")}
+    for buf in bufs.values():   # each array below is a view of these: read-only, shared by all readers
+        buf.flags.writeable = False
     exp = {}
     for key, name, buf, offset, shape, dtype in index["layout"]:
-        n = int(np.prod(shape, dtype=np.int64))
-        exp.setdefault(key, {})[name] = bufs[buf][offset:offset + n].reshape(shape).astype(np.dtype(dtype))
-    return Table(index["digest"], index["names"], index["hashes"], exp, index.get("accumulation") or {})
+        arr = bufs[buf][offset:offset + math.prod(shape)].reshape(shape)
+        exp.setdefault(key, {})[name] = arr if arr.dtype.str == dtype else arr.astype(np.dtype(dtype))
+    return Table(index["digest"], index["names"], index["hashes"], exp, index.get("accumulation") or {},
+                 frozenset(index["round_trips"]))
 
 
 _MEMO: list = []

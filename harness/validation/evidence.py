@@ -25,10 +25,8 @@ from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
 from . import binding, catalog_table, crosschecks, schema
 from . import fuzz as fuzz_checks
-from . import handoff as handoff_checks
 from . import native as native_checks
 from . import records
-from . import versions as versions_checks
 from .groups import Group
 
 
@@ -87,7 +85,7 @@ def check_manifest(ev: Evidence) -> tuple:
 
 def check_results(g: Group, ctx: Context, name: str, data) -> None:
     records.check_results(g, name, data, ctx.recomputer)
-    ctx.facts.bindings.append(binding.check(g, name, data, ctx.table))
+    ctx.facts.bindings.append(binding.check(g, name, data, ctx.table, ctx.recomputer.identity))
     g.detail = f"recomputed {len(data['records'])} records, "
 
 
@@ -113,11 +111,15 @@ def check_findings(g: Group, ctx: Context, name: str, data) -> None:
 
 
 def check_versions(g: Group, ctx: Context, name: str, doc) -> None:
+    # imported here: only version matrices need it (and what it imports)
+    from . import versions as versions_checks
     versions_checks.check_versions(g, paths.folder(name), doc, ctx.files, ctx.verified)
     ctx.facts.versions.append(paths.folder(name))
 
 
 def check_handoff(g: Group, ctx: Context, name: str, doc) -> None:
+    # imported here: only handoffs need it (and the register)
+    from . import handoff as handoff_checks
     handoff_checks.check_handoff(g, paths.folder(name), doc, ctx.files, ctx.verified)
 
 
@@ -183,20 +185,35 @@ def _readable(ctx: Context, name: str, kind: Kind, g: Group):
     return data
 
 
-def file_groups(ctx: Context, names: set) -> list:
-    """Every JSON file: parsed, schema-checked, then checked by its kind."""
-    json_names = sorted(n for n in names if n.endswith(".json"))
-    plain = Group("other JSON files", "files follow their schemas")
-    by_kind = {k: [] for k in KINDS}
-    for name in json_names:
+def _sorted_by_kind(names: set) -> tuple:
+    """({kind: its JSON files, in order}, [why a JSON file has no kind or no place])."""
+    refused, by_kind = [], {k: [] for k in KINDS}
+    for name in sorted(n for n in names if n.endswith(".json")):
         kind = kind_of(name)
         if kind is None:
-            plain.fail(f"{name}: no schema: not a file mlx-vjpcheck writes")
-            continue
-        if kind.matches is fuzz_checks.is_record_file and _index_of(name) not in names:
-            plain.fail(f"{name}: a finding that no {paths.FINDINGS} lists")
-            continue
-        by_kind[kind].append(name)
+            refused.append(f"{name}: no schema: not a file mlx-vjpcheck writes")
+        elif kind.matches is fuzz_checks.is_record_file and _index_of(name) not in names:
+            refused.append(f"{name}: a finding that no {paths.FINDINGS} lists")
+        else:
+            by_kind[kind].append(name)
+    return by_kind, refused
+
+
+def parse_all(files, names: set) -> None:
+    """Parse every JSON file file_groups will check, in the order it checks them (the
+    bounds on all files together are met in the same order); the parsed files are kept."""
+    by_kind, _ = _sorted_by_kind(names)
+    for kind in KINDS:
+        for name in by_kind[kind]:
+            files.doc(name)
+
+
+def file_groups(ctx: Context, names: set) -> list:
+    """Every JSON file: parsed, schema-checked, then checked by its kind."""
+    plain = Group("other JSON files", "files follow their schemas")
+    by_kind, refused = _sorted_by_kind(names)
+    for why in refused:
+        plain.fail(why)
     out = []
     for kind in KINDS:
         for name in by_kind[kind]:
@@ -263,9 +280,11 @@ def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:
     if not known_layout(names):
         raise BadInput(f"{ev.source}: unknown layout (no results*.json, {paths.COMMANDS}, "
                        f"{paths.FINDINGS}, {paths.VERSIONS} or {paths.HANDOFF})")
+    present = {n for n in names if n in ev.files}
+    parse_all(ev.files, present)   # first: the text of a file is let go as the table comes in
     table = catalog_table.get(use_cache)
     ctx = Context(ev, verified, records.Recomputer(table), table, facts)
-    groups = [mg] + file_groups(ctx, {n for n in names if n in ev.files})
+    groups = [mg] + file_groups(ctx, present)
     _gate_verdicts(ctx)
     groups += probe_groups(ev) + crosschecks.groups(ev, verified) + summary_groups(ev)
     return groups, facts

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ..cases import reproducer
 from ..evidence import campaigns, paths
 from ..judging import judge
 from . import records
@@ -41,6 +40,8 @@ def reproducer_text(detail: dict, entry: dict, s) -> str:
     """The reproducer fuzz/findings.py writes for a finding (same arguments, same text)."""
     title = (f"{entry['op']}: {entry['gradient']} flagged by the {entry['oracle']} oracle ({entry['kind']}), "
              f"call form {entry['form']}")
+    # imported here: only fuzz findings need it
+    from ..cases import reproducer
     return reproducer.render(s, title=title, expected=detail["expected"],
                              description=f"mlx-vjpcheck fuzz finding {entry['signature']}.",
                              exact=entry["oracle"] == "exact_zero", isolate=entry["kind"].startswith("crash"))

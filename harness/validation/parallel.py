@@ -28,8 +28,7 @@ def jobs() -> int:
 def _child(fn, share, write_fd: int) -> None:
     g = Group("share")
     try:
-        for item in share:
-            fn(g, item)
+        fn(g, share)
         data = pickle.dumps((g.ok, g.total, g.failures, g.notes))
     except BaseException:   # the parent checks this share again itself
         data = b""
@@ -62,22 +61,20 @@ def _collect(pid: int, read_fd: int):
 
 
 def run(group: Group, fn, items: list, n_jobs: int | None = None) -> None:
-    """fn(group, item) for every item, into `group`, on up to n_jobs processes."""
+    """fn(group, share) for contiguous shares of items (each in order, the shares in order),
+    into `group`, on up to n_jobs processes."""
     n = min(n_jobs or jobs(), max(1, len(items) // MIN_SHARE))
     if n <= 1:
-        for item in items:
-            fn(group, item)
+        fn(group, items)
         return
     size = -(-len(items) // n)
     shares = [items[k:k + size] for k in range(0, len(items), size)]
     started = [_fork(fn, share) for share in shares[1:]]
-    for item in shares[0]:   # this process takes the first share meanwhile
-        fn(group, item)
+    fn(group, shares[0])   # this process takes the first share meanwhile
     for share, (pid, fd) in zip(shares[1:], started):
         got = _collect(pid, fd)
         if got is None:
-            for item in share:
-                fn(group, item)
+            fn(group, share)
             continue
         ok, total, failures, notes = got
         group.ok += ok

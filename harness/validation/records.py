@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,19 +50,29 @@ class Recomputer:
     same references, kept by code version); any other is computed here."""
 
     def __init__(self, table=None):
-        self._cache, self.table = {}, table
+        self._cache, self.table, self._texts = {}, table, {}
+
+    def identity(self, scen_dict: dict) -> tuple:
+        """(canonical text, its sha256) of a parsed scenario, once per dict object: the
+        records and the binding both ask (the entry holds the dict, so its id stays its own)."""
+        hit = self._texts.get(id(scen_dict))
+        if hit is None or hit[0] is not scen_dict:
+            text = catalog_table.canonical(scen_dict)
+            hit = self._texts[id(scen_dict)] = (scen_dict, text, catalog_table.text_hash(text))
+        return hit[1], hit[2]
 
     def get(self, scen_dict: dict) -> tuple:
-        key = catalog_table.canonical(scen_dict)
+        key, digest = self.identity(scen_dict)
         if key not in self._cache:
             problems = _scenario_problems(scen_dict)
             if problems:
                 raise ValueError("; ".join(problems))
             s = bind(Scenario.from_dict(scen_dict))
-            # Junk a lenient reader would coerce ("x" for a flag, true for 1.0) is refused.
-            if catalog_table.canonical(s.to_dict()) != key:
+            # Junk a lenient reader would coerce ("x" for a flag, true for 1.0) is refused. A
+            # catalog scenario's own text is that form (catalog_table checks it when it builds).
+            catalog = self.table is not None and self.table.is_catalog(digest)
+            if not catalog and catalog_table.canonical(s.to_dict()) != key:
                 raise ValueError("scenario is not in the form Scenario.to_dict writes")
-            digest = catalog_table.text_hash(key)
             known = self.table.values(digest) if self.table else None
             prefill = self.table.prefill(digest) if self.table and known is not None else {}
             self._cache[key] = (s, known if known is not None else expected.expected(s), prefill)
@@ -86,9 +97,23 @@ def _recheck(c: dict, ctx) -> tuple:
     base, sep, n = c["name"].partition("#")
     if c.get("kind") == "reference" and sep and n.isdigit() and base in ctx.expected:
         # a repeat measurement of a reference value (backward twice's grad:x#2): the same rule
-        reasons, new = row.recheck(dict(c, name=base), ctx)
+        got = row.recheck(dict(c, name=base), ctx)
+        if isinstance(got, rechecks.Pending):
+            return _Renamed(got, c["name"])
+        reasons, new = got
         return reasons, dict(new, name=c["name"])
     return row.recheck(c, ctx)
+
+
+class _Renamed:
+    """A repeat measurement's Pending: its result under the repeat's own name."""
+
+    def __init__(self, pending, name: str):
+        self.pending, self.name = pending, name
+
+    def result(self) -> tuple:
+        reasons, new = self.pending.result()
+        return reasons, dict(new, name=self.name)
 
 
 def _names_problems(s, exp, rec, names: list, strict: bool) -> list:
@@ -140,30 +165,92 @@ def _status_problems(s, rec, rechecked: list) -> list:
 def check_record(group, where: str, scen_dict: dict, rec: dict, rc: Recomputer, strict=True):
     """Add one item per recorded check plus one for the record's status to `group`;
     (bound scenario, the checks as recomputed), or None when it cannot be recomputed."""
+    return check_records(group, [(where, scen_dict, rec)], rc, strict, keep=True)[0]
+
+
+# Records whose comparisons are computed together, and at most about this many values
+# (their recomputed checks, values included, live until then).
+CHUNK = 64
+CHUNK_VALUES = 16_384
+
+
+def check_records(group, work: list, rc: Recomputer, strict=True, keep=False) -> list:
+    """check_record for each (where, scenario dict, record) of `work`, in order, the
+    comparisons of CHUNK records at a time computed together (rechecks.Batch); what
+    check_record returns for each when `keep` (else each is let go at once). An exception
+    that escapes a record's checks stops them all where it stopped them one at a time."""
+    out, k = [], 0
     with np.errstate(all="ignore"):   # forged values may overflow; the check fails, quietly
-        return _check_record(group, where, scen_dict, rec, rc, strict)
+        while k < len(work):
+            batch, plans, stop = rechecks.Batch(), [], None
+            while k < len(work) and len(plans) < CHUNK and batch.values < CHUNK_VALUES:
+                try:
+                    plans.append(_plan(*work[k], rc, strict, batch))
+                except Exception as e:   # the records before it still count
+                    stop = e
+                    break
+                k += 1
+            batch.run()
+            for plan in plans:
+                done = _finish(group, plan)
+                if keep:
+                    out.append(done)
+            if stop is not None:
+                raise stop
+    return out
 
 
-def _check_record(group, where, scen_dict, rec, rc, strict):
+@dataclass
+class _Plan:
+    """A record between its rechecks (planned, comparisons in the batch) and its items."""
+    where: str
+    failure: str | None = None         # the one failed item that stops the record
+    accepted: list | None = None       # the accepted_error_input item
+    raised: Exception | None = None    # escaped after that item: stops everything
+    done: tuple = ()                   # s, exp, rec, recorded, results, strict
+
+
+def _plan(where, scen_dict, rec, rc, strict, batch) -> _Plan:
     try:
         s, exp, prefill = rc.get(scen_dict)
         ref_tol = checks.tolerance(s.dtype)
     except Exception as e:   # any malformed scenario is a failed check, not a crash
-        group.fail(f"{where}: scenario cannot be recomputed ({type(e).__name__}: {e})")
-        return None
+        return _Plan(where, f"{where}: scenario cannot be recomputed ({type(e).__name__}: {e})")
     recorded = rec.get("checks")
     if not isinstance(recorded, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
                                                  for c in recorded):
-        group.fail(f"{where}: checks is not a list of named checks")
-        return None
+        return _Plan(where, f"{where}: checks is not a list of named checks")
     s, exp, prefill, accepted = _accepted_error_input(s, exp, prefill, rec, recorded)
-    group.item(accepted, f"{where}: accepted_error_input")
-    by_name = {c["name"]: c for c in recorded}
-    ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol), memo=dict(prefill))
-    rechecked = []
+    try:
+        by_name = {c["name"]: c for c in recorded}
+        ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol), memo=dict(prefill),
+                               batch=batch)
+    except Exception as e:
+        return _Plan(where, accepted=accepted, raised=e)
+    results = []
     for c in recorded:
         try:
-            reasons, new = _recheck(c, ctx)
+            results.append(_recheck(c, ctx))
+        except Exception as e:   # hostile JSON: a malformed value is a failed check, not a crash
+            results.append(e)
+    return _Plan(where, accepted=accepted, done=(s, exp, rec, recorded, results, strict))
+
+
+def _finish(group, plan: _Plan):
+    where = plan.where
+    if plan.failure is not None:
+        group.fail(plan.failure)
+        return None
+    group.item(plan.accepted, f"{where}: accepted_error_input")
+    if plan.raised is not None:
+        raise plan.raised
+    s, exp, rec, recorded, results, strict = plan.done
+    rechecked = []
+    for c, got in zip(recorded, results):
+        try:
+            if isinstance(got, Exception):
+                raise got
+            reasons, new = got.result() if isinstance(got, (rechecks.Pending, _Renamed)) else got
         except Exception as e:   # hostile JSON: a malformed value is a failed check, not a crash
             reasons, new = [f"malformed check ({type(e).__name__}: {e})"], dict(c, passed=False)
         group.item(reasons, f"{where}: {c['name']}")
@@ -234,7 +321,12 @@ def check_results(group, name: str, data, rc: Recomputer) -> None:
             continue
         seen.add(key)
         work.append((where, scenarios[key[0]], rec))
-    parallel.run(group, lambda g, w: check_record(g, *w, rc), work)
+    for scen in scenarios.values():   # here, before the shares fork: the binding reads them too
+        try:
+            rc.identity(scen)
+        except (TypeError, ValueError, RecursionError):   # failed, with its reason, as its records are checked
+            pass
+    parallel.run(group, lambda g, share: check_records(g, share, rc), work)
     try:
         want = results.summary([r for r in recs if isinstance(r, dict)])
     except Exception as e:

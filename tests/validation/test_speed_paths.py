@@ -1,0 +1,285 @@
+"""The validator's fast paths give what the plain ones give: comparisons of many checks
+computed together (core/checks.compare_many, judging/rechecks.Batch), a results file's
+check values read as arrays while it is parsed (validation/arrays.py), and the schema
+checker compiled to Python source (validation/schema.py). Each is held to the plain
+computation on ordinary, non-finite, complex, malformed and hostile inputs, and each
+test first shows that its inputs make the difference it looks for (a negative control)."""
+from __future__ import annotations
+
+import copy
+import gc
+import json
+import math
+
+import numpy as np
+import pytest
+
+import helpers.evidence_fixtures as fx
+from mlx_vjpcheck.core import checks, jsonio
+from mlx_vjpcheck.evidence import strict
+from mlx_vjpcheck.judging import rechecks
+from mlx_vjpcheck.validation import arrays, records, schema
+from mlx_vjpcheck.validation.groups import Group
+
+# Random values overflow and meet NaN on purpose; the validator computes under errstate too.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308, -1e308, 5e-324]
+
+
+def _values(rng, shape, cplx=False):
+    a = rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4)
+    flat = a.reshape(-1)
+    for i in range(flat.size):
+        if rng.random() < 0.15:
+            flat[i] = SPECIAL[rng.integers(len(SPECIAL))]
+    return a + 1j * _values(rng, shape) if cplx else a
+
+
+def _request(rng, k: int) -> tuple:
+    shape = tuple(int(d) for d in rng.integers(0, 4, size=rng.integers(0, 4)))
+    cplx = rng.random() < 0.15
+    exp = _values(rng, shape, cplx)
+    obs = exp + rng.normal(size=shape) * 10.0 ** rng.integers(-14, 0) if rng.random() < 0.7 else _values(rng, shape)
+    observed = obs.tolist() if rng.random() < 0.5 else obs
+    if cplx and rng.random() < 0.5:   # the [re, im] pair form a results file writes
+        observed = np.stack([np.real(obs), np.imag(obs)], axis=-1).tolist()
+    observed = [[1.0, 2.0], [3.0]] if rng.random() < 0.03 else observed   # ragged: compare raises
+    observed = _values(rng, (3,)) if rng.random() < 0.05 else observed     # another shape
+    atol, rtol = [(3e-5, 3e-5), (0.0, 0.0), (1e-12, 1e-12), (0, 0.5), (-0.0, 0.0), (math.inf, 0.0)][k % 6]
+    acc = None
+    if shape and rng.random() < 0.15:
+        acc = {"unit_roundoff": 2.0 ** -8, "depth": 3, "terms": rng.integers(0, 300, size=shape).tolist(),
+               "magnitude": np.abs(_values(rng, shape)).tolist()}
+        if rng.random() < 0.2:
+            acc["terms"] = [1]   # of another shape: compare raises
+    return f"c{k}", observed, exp, atol, rtol, "reference", acc
+
+
+def _one(request):
+    try:
+        return checks.compare(*request)
+    except Exception as e:
+        return e
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, Exception) or isinstance(b, Exception):
+        return type(a) is type(b) and str(a) == str(b)
+    return json.dumps(a, default=repr) == json.dumps(b, default=repr)   # key order included
+
+
+def test_compare_many_gives_compare_check_for_check():
+    rng = np.random.default_rng(7)
+    seen = {"pass": 0, "fail": 0, "raise": 0, "complex": 0}
+    for trial in range(150):
+        reqs = [_request(rng, k) for k in range(int(rng.integers(1, 30)))]
+        want = [_one(r) for r in reqs]
+        for got, w in zip(checks.compare_many(reqs), want):
+            assert _same(got, w), (got, w)
+            if isinstance(w, Exception):
+                seen["raise"] += 1
+            else:
+                seen["pass" if w["passed"] else "fail"] += 1
+                seen["complex"] += bool(w.get("complex"))
+    assert min(seen.values()) > 20, seen   # every kind of outcome was compared
+
+
+def test_compare_many_without_values_gives_the_arrays_of_the_written_values():
+    rng = np.random.default_rng(8)
+    reqs = [_request(rng, k) for k in range(200)]
+    for got, w in zip(checks.compare_many(reqs, values=False), map(_one, reqs)):
+        if isinstance(w, Exception):
+            assert _same(got, w)
+            continue
+        assert not isinstance(got["observed"], list) and not isinstance(got["expected"], list)   # numpy values
+        written = dict(got, observed=checks._written(got["observed"]), expected=checks._written(got["expected"]))
+        assert _same(written, w)
+
+
+def test_compare_many_negative_control_one_value_out_of_tolerance_fails_that_check_only():
+    exp = np.arange(12.0).reshape(3, 4)
+    reqs = [(f"c{k}", exp.copy(), exp, 3e-5, 3e-5, "reference", None) for k in range(5)]
+    reqs[2][1][1, 3] += 1.0
+    got = checks.compare_many(reqs)
+    assert [c["passed"] for c in got] == [True, True, False, True, True]
+    assert got[2]["worst_index"] == [1, 3] and got[2]["reason"] == "1 of 12 elements outside tolerance"
+
+
+def test_agree_many_gives_agree():
+    rng = np.random.default_rng(9)
+    pairs, want = [], []
+    for k in range(400):
+        shape = tuple(int(d) for d in rng.integers(1, 4, size=rng.integers(0, 3)))
+        b = _values(rng, shape)
+        a = b + rng.normal(size=shape) * 10.0 ** rng.integers(-16, -9)
+        pairs.append((a, b))
+        want.append(rechecks.agree(a, b))
+    assert rechecks._agree_many(pairs) == want
+    assert True in want and False in want
+
+
+def _immediate(monkeypatch):
+    """rechecks.Batch made to compute each comparison at once (the plain path)."""
+    monkeypatch.setattr(rechecks.Batch, "agree", lambda self, recorded, want: rechecks.agree(recorded, want))
+    monkeypatch.setattr(rechecks.Batch, "compare", lambda self, c, reasons, agreed, request:
+                        rechecks._judged(c, reasons, agreed, checks.compare(*request)))
+
+
+def _tampered(data: dict) -> dict:
+    """Every kind of recorded check edited one way or another, and malformed values."""
+    data = copy.deepcopy(data)
+    for n, rec in enumerate(data["records"]):
+        for k, c in enumerate(rec.get("checks") or []):
+            edit = (n + k) % 7
+            if edit == 1 and isinstance(c.get("observed"), list) and c["observed"]:
+                c["observed"] = (np.asarray(c["observed"], dtype=float) + 0.5).tolist()
+            elif edit == 2:
+                c["expected"] = [[1.0, 2.0], [3.0]]
+            elif edit == 3:
+                c["worst_index"] = [0] * len(c.get("observed_shape") or [])
+            elif edit == 4:
+                c["observed"] = [math.nan] * max(1, len(c.get("observed") or []))
+            elif edit == 5:
+                c["passed"] = not c.get("passed")
+    return data
+
+
+@pytest.mark.parametrize("tamper", [False, True])
+def test_batched_rechecks_say_what_one_at_a_time_says(monkeypatch, tamper):
+    data = fx.results_data()
+    data = _tampered(data) if tamper else data
+    work = [(f"r{n}", data["scenarios"][r["scenario"]], r) for n, r in enumerate(data["records"])]
+    batched = Group("batched")
+    records.check_records(batched, work, records.Recomputer())
+    with monkeypatch.context() as m:
+        _immediate(m)
+        plain = Group("plain")
+        records.check_records(plain, work, records.Recomputer())
+    assert (batched.ok, batched.total, batched.failures) == (plain.ok, plain.total, plain.failures)
+    assert bool(batched.failures) == tamper   # the tampered records are caught, the honest pass
+
+
+@pytest.mark.parametrize("step", ["_forward_ok", "_accepted_error_input"])
+def test_an_escaping_exception_stops_the_batch_where_it_stopped_one_record_at_a_time(monkeypatch, step):
+    """An exception no check catches (before or after a record's first item) ends the
+    results file's checks; the records before it have been counted either way."""
+    data = fx.results_data()
+    work = [(f"r{n}", data["scenarios"][r["scenario"]], r) for n, r in enumerate(data["records"])]
+    fourth, real = work[3][2], getattr(records, step)
+
+    def breaks(*args):
+        if any(a is fourth or a is fourth["checks"] for a in args) or args[0] == {c["name"]: c for c in
+                                                                             fourth["checks"]}:
+            raise KeyError("boom")
+        return real(*args)
+
+    monkeypatch.setattr(records, step, breaks)
+    one = Group("one at a time")
+    with pytest.raises(KeyError):
+        for w in work:
+            records.check_record(one, *w, records.Recomputer())
+    batched = Group("batched")
+    with pytest.raises(KeyError):
+        records.check_records(batched, work, records.Recomputer())
+    assert (batched.ok, batched.total, batched.failures) == (one.ok, one.total, one.failures)
+    assert one.total > 3 * 2   # the three records before the fourth were counted
+
+
+def _results_text(data: dict) -> bytes:
+    return jsonio.dumps(data, indent=1).encode()
+
+
+def test_compact_reading_makes_the_arrays_a_plain_read_implies():
+    data = fx.results_data()
+    data["records"][0]["checks"][0]["observed"] = [[1.0, 2.0], [3.0]]   # ragged: stays a list
+    data["records"][1]["checks"][0]["expected"] = [True, 2]              # what _as_array reads as 1.0, 2.0
+    text = _results_text(data)
+    plain = jsonio.loads(text)
+    reader = arrays.Reader()
+    compact = jsonio.loads(text, reader.hook)
+    assert reader.placed(compact) and reader.made > 0
+    for rec_c, rec_p in zip(compact["records"], plain["records"]):
+        for c, p in zip(rec_c["checks"], rec_p["checks"]):
+            for key in arrays.KEYS:
+                if isinstance(c[key], np.ndarray):
+                    assert not c[key].flags.writeable
+                    np.testing.assert_array_equal(c[key], checks._as_array(p[key]))
+                else:
+                    assert c[key] == p[key] or (c[key] != c[key] and p[key] != p[key])
+    assert compact["records"][0]["checks"][0]["observed"] == [[1.0, 2.0], [3.0]]
+    assert compact["scenarios"] == plain["scenarios"]
+
+
+def test_a_check_like_object_out_of_its_place_makes_the_file_read_plain():
+    data = fx.results_data()
+    # negative control: the same object at a place the schema walks element by element
+    data["environment"]["packages"] = {"x": 1}
+    data["scenarios"][next(iter(data["scenarios"]))]["params"]["trap"] = {
+        "observed_shape": [2], "observed": [1.0, 2.0]}
+    files = strict.Files({"results.json": _results_text(data)})
+    files.release_text, files.compact = True, arrays.for_results
+    doc = files.doc("results.json")
+    trap = doc["scenarios"][next(iter(doc["scenarios"]))]["params"]["trap"]
+    assert trap["observed"] == [1.0, 2.0]   # a list: the whole file was read again as plain JSON
+    assert all(not isinstance(c["observed"], np.ndarray) for r in doc["records"] for c in r["checks"])
+    reader = arrays.Reader()
+    assert not reader.placed(jsonio.loads(_results_text(data), reader.hook))
+
+
+def test_validation_with_compact_reading_says_what_plain_reading_says(tmp_path):
+    from mlx_vjpcheck.evidence.load import load
+    from mlx_vjpcheck.validation import evidence
+    run = fx.run_dir(tmp_path / "run")
+    fx.edit_json(run / "results.json", lambda d: d["records"][0]["checks"][0].update(
+        observed=[[7.0, 7.0]], observed_shape=[1, 2]), remanifest=True)
+    reports = []
+    for compact in (None, arrays.for_results):
+        ev = load(run)
+        ev.files.release_text, ev.files.compact = True, compact
+        reports.append(evidence.report(evidence.validate_all(ev)[0]))
+    assert reports[0] == reports[1]
+    assert not reports[0][1]   # the edited value is caught either way
+
+
+VALUES = [None, True, False, 0, 1, -1, 2.0, 2.5, -0.0, math.nan, math.inf, -math.inf, "", "x", "pass", "cpu",
+          "a\x00b", "0" * 64, "f" * 40, "1.2.3", "x" * 401, [], [1], [1.0, -2.0], ["a"], [None], [[1, 2], [3]],
+          {}, {"nonfinite": "nan"}, {"nonfinite": "bogus"}, {"a": 1}, 10 ** 20, 3.0, list(range(40))]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in schema.SCHEMA_DIR.glob("*.schema.json")))
+def test_a_compiled_test_expression_holds_exactly_when_its_node_passes(name):
+    c = schema._Compiler()
+    c.compile(schema.document(name), name)
+    assert c.tests   # every schema has nodes made of tests alone (names, numbers, enums)
+    for fn, pairs in c.tests.items():
+        test = eval(f"lambda v: {schema._at(schema._all_of(pairs), 'v')}", c.env)
+        for v in VALUES:
+            assert test(v) == (c.env[fn](v) is None), (name, fn, v)
+
+
+def test_compiled_schema_problems_name_the_place_and_the_first_problem():
+    check = schema._Compiler().compile({
+        "type": "object", "required": ["a"], "additionalProperties": False,
+        "properties": {"a": {"type": "integer", "minimum": 0},
+                       "b": {"type": "array", "items": {"anyOf": [{"type": "null"}, {"type": "string", "maxLength": 2}]}}}},
+        "test")
+    assert check({"a": 2.0}) is None and check({"a": 1, "b": [None, "ab"]}) is None
+    assert check({"a": -1}) == ("/a", ("{} is less than 0", -1))
+    assert check({"a": 1.5}) == ("/a", ("{} is not integer", 1.5))
+    assert check({"b": []}) == ("", "required field 'a' is missing")
+    assert check({"a": 1, "c": 1}) == ("/c", "unexpected field 'c'")
+    assert check({"a": 1, "b": [None, "abc"]}) == ("/b/1", ("{} is not null", "abc"))
+    assert check({"a": 1, "b": [3]}) == ("/b/0", ("{} is not null", 3))   # alternatives as deep: the first
+
+
+def test_a_parse_leaves_the_cyclic_collector_as_it_found_it():
+    assert gc.isenabled()
+    jsonio.loads("[1, 2]")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        jsonio.loads("[1, 2]")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
