@@ -63,7 +63,7 @@ def supported_dtypes(worker, ops) -> dict:
     not gradient defects, so the generator leaves them out."""
     out = {}
     for op in ops:
-        ok = [dt for dt in DTYPES if worker.run(targets.minimal_case(op, dt)).status != "invalid"]
+        ok = [dt for dt in DTYPES if worker.run(targets.minimal_case(op, dt), probe=True).status != "invalid"]
         out[op] = ok or ["float32"]
     return out
 

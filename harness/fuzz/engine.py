@@ -8,11 +8,13 @@ results-schema shape, and failures carry a signature.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import jsonio, verdict
+from ..cases import expected
+from ..core import draw, jsonio, numeric, verdict
 from ..judging import judge, oracles
 from ..running import execute
 
@@ -48,6 +50,40 @@ def run_case(s, device: str, fd_seed: int = 0, on_stage=None) -> Outcome:
         return Outcome(s, "invalid", reason=str(e))
     failures = list(judge.judge(s, rec["checks"], rec["error"]).failures)
     return Outcome(s, "fail" if failures else "pass", rec, failures, expected=jsonable(exp))
+
+
+def probe(s, device: str, on_stage=None) -> Outcome:
+    """Whether a call can be judged at all, without the oracles: the float64
+    reference takes it and MLX runs its forward ("pass"), or not ("invalid"). The
+    campaign's dtype probe; an error input (which must be refused) is run whole."""
+    if s.must_refuse:
+        return run_case(s, device, 0, on_stage)
+    try:
+        expected.expected(s)
+    except (numeric.ReferenceUndecided, ValueError, IndexError, TypeError, ZeroDivisionError) as e:
+        return Outcome(s, "invalid", reason=f"the float64 reference rejects the inputs: {e}"[:500])
+    (on_stage or (lambda name, done: None))("forward", [])
+    try:
+        execute.Call(s).forward()
+    except Exception as e:   # MLX rejects the call itself
+        return Outcome(s, "invalid", reason=f"forward raised {execute.error_text(e)}")
+    return Outcome(s, "pass")
+
+
+HALF = ("float16", "bfloat16")
+
+
+def float32_twin(s):
+    """The same call with its half-precision tensors in float32, bound to its op
+    (None when it has none). A half-precision tolerance can be too wide for the
+    float64 reference to confirm a defect another oracle saw; in float32 the
+    reference's bound is tight, so the twin can confirm it, as its own case."""
+    def f32(t):
+        return dataclasses.replace(t, dtype="float32") if t is not None and t.dtype in HALF else t
+    if not any(t.dtype in HALF for t in [*s.operands.values(), s.cotangent] if t is not None):
+        return None
+    twin = dataclasses.replace(s, operands={n: f32(t) for n, t in s.operands.items()}, cotangent=f32(s.cotangent))
+    return draw.finish(twin).bound(s.info)
 
 
 def crashed(s, device: str, stage: str, done: list, how: str, detail: str) -> Outcome:

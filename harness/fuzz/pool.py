@@ -36,8 +36,10 @@ class Worker:
     def dead_between_cases(self) -> int:
         return self.child.dead_between_cases
 
-    def run(self, s, fd_seed: int = 0) -> engine.Outcome:
-        answer, death = self.child.request(json.dumps({"scenario": s.to_dict(), "fd_seed": fd_seed}) + "\n")
+    def run(self, s, fd_seed: int = 0, probe: bool = False) -> engine.Outcome:
+        """The case's outcome; `probe`: whether it can be judged at all (engine.probe)."""
+        msg = {"scenario": s.to_dict(), "fd_seed": fd_seed}
+        answer, death = self.child.request(json.dumps(dict(msg, probe=True) if probe else msg) + "\n")
         if death is not None:
             return engine.crashed(s, self.device, death["stage"], death["checks"], death["how"], death["detail"])
         if "harness_error" in answer:

@@ -34,11 +34,21 @@ def op_dtypes(op: str, supported) -> tuple:
     return tuple(out)
 
 
+def weight(op: str) -> int:
+    """The op's share of the exploration turns (OpInfo.fuzz_weight)."""
+    return ops.get(op).fuzz_weight
+
+
+def per_op(targets, dtypes: dict) -> dict:
+    """Each op's strategy over its dtypes (the campaign explores one op a turn)."""
+    return {op: strategy(op, dtype_table(op_dtypes(op, dtypes.get(op)))) for op in targets}
+
+
 def cases(targets, dtypes: dict) -> st.SearchStrategy:
     """One strategy over the chosen ops, drawn by their fuzz_weight; shrinks towards
     the first op."""
-    table = [op for op in targets for _ in range(ops.get(op).fuzz_weight)]
-    built = {op: strategy(op, dtype_table(op_dtypes(op, dtypes.get(op)))) for op in targets}
+    table = [op for op in targets for _ in range(weight(op))]
+    built = per_op(targets, dtypes)
 
     @st.composite
     def one(draw):

@@ -1,7 +1,8 @@
 """Child process that runs fuzz cases, so an MLX abort (or a BLAS error that
 exits the process) costs one `crashed` outcome instead of the campaign.
 
-Protocol, one JSON object per line. In: {"scenario": {...}, "fd_seed": n}.
+Protocol, one JSON object per line. In: {"scenario": {...}, "fd_seed": n}, or with
+"probe": true, the forward alone (engine.probe).
 Out: {"stage": name, "checks": [...]} before each MLX stage, then
 {"outcome": {...}}. Usage: python -m <package>.fuzz.worker DEVICE
 """
@@ -30,8 +31,9 @@ def main(argv=None) -> int:
         msg = json.loads(line)
         s = bind(scenario.Scenario.from_dict(msg["scenario"]))
         try:
-            out = engine.run_case(s, device, msg.get("fd_seed", 0),
-                                  on_stage=lambda name, done: channel.emit({"stage": name, "checks": done}))
+            stage = lambda name, done: channel.emit({"stage": name, "checks": done})  # noqa: E731
+            out = engine.probe(s, device, stage) if msg.get("probe") else \
+                engine.run_case(s, device, msg.get("fd_seed", 0), on_stage=stage)
             answer = json.dumps({"outcome": engine.to_json(out, compact=out.status == "pass")})
         except Exception:   # a harness bug (a value JSON cannot hold, too) must surface, never read as an MLX crash
             channel.emit({"harness_error": traceback.format_exc()})

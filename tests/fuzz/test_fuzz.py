@@ -231,6 +231,18 @@ def test_a_vjp_that_kills_the_process_is_a_finding_and_its_reproducer_says_so(tm
     assert proc.returncode == 1, proc.stdout + proc.stderr
 
 
+def test_the_dtype_probe_runs_the_forward_alone_and_agrees_with_a_whole_run():
+    pinned()
+    from mlx_vjpcheck.fuzz import campaign, pool
+    with pool.Worker("cpu") as w:
+        for dtype in ("float32", "float16"):     # GatherMM's forward takes float32 only on 0.32.4
+            s = targets.minimal_case("gather_mm", dtype)
+            quick, whole = w.run(s, probe=True), w.run(s)
+            assert (quick.status == "invalid") == (whole.status == "invalid") == (dtype == "float16")
+            assert quick.oracles == [] and bool(whole.oracles) == (dtype == "float32")   # no oracle ran
+        assert campaign.supported_dtypes(w, ["gather_mm"]) == {"gather_mm": ["float32"]}
+
+
 SORTED_OFF = """
 import mlx.core as mx
 _mm, _qmm = mx.gather_mm, mx.gather_qmm
