@@ -58,6 +58,11 @@ def test_verdicts_match_python_runner_for_every_scenario(both):
         if s.op not in NATIVE_OPS:
             continue
         n, p = nat[s.name], py[s.name]
+        if p["status"] == "crashed" and set(s.defect_tags) & set(s.info.fatal_tags):
+            # a known defect killed the Python worker (gather_qmm N = 0: SIGFPE); the C++
+            # suite may stop at another step of the same call, with an error or a crash
+            assert n["status"] in ("crashed", "error") and not n["checks"], s.name
+            continue
         mine = {c["name"] for c in n["checks"]}
         shared = [c for c in p["checks"] if c["name"] in mine]
         assert [(c["name"], c["passed"]) for c in n["checks"]] == \
