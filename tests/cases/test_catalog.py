@@ -140,3 +140,26 @@ def test_expected_values_exist_for_every_scenario():
             assert {f"grad:{w}" for w in s.wrt} <= set(exp)
         else:   # MLX defines no VJP: the forward, and the recorded refusal
             assert set(exp) == {"forward", "no_vjp"}
+
+
+def test_the_catalog_is_built_once_per_registry(monkeypatch):
+    """catalog() shares one build while the registry is the same one; a swapped registry
+    (a plugin op, a test's wrong VJP) gets its own build, and each caller its own list."""
+    from mlx_vjpcheck import ops
+    from mlx_vjpcheck.cases import catalog as cat
+    first, second = cat.catalog(), cat.catalog()
+    assert first is not second and len(first) == len(second)
+    assert all(a is b for a, b in zip(first, second))   # the same records: built once
+    first.clear()
+    assert len(cat.catalog()) == len(second)   # a caller's list is its own
+    builds = []
+    real = cat.base_scenarios
+    monkeypatch.setattr(cat, "base_scenarios", lambda: builds.append(1) or real())
+    cat.catalog()
+    assert builds == []
+    monkeypatch.setattr(ops, "_REGISTRY", {})   # rebuilt from the op modules: new records
+    again = cat.catalog()
+    assert builds == [1] and again[0] is not second[0]
+    assert cat.digest(again) == cat.digest(second)   # (NaN operands: compared as text)
+    cat.catalog()
+    assert builds == [1]

@@ -9,6 +9,7 @@ layout (and manifest) is exactly what `mlx-vjpcheck run` writes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import subprocess
@@ -80,14 +81,21 @@ def crash_record(s, device="cpu") -> dict:
 
 
 def results_data() -> dict:
+    """A fresh copy of the run fixture's results document (each caller may edit its own)."""
+    return json.loads(_results_text())
+
+
+@functools.cache
+def _results_text() -> str:
+    # built once per process: the records' float64 references are the costly part
     recs = ([record(s) for s in scenarios(PASSING)] + [record(s, wrong=True) for s in scenarios(FAILING)]
             + [error_record(s) for s in scenarios(ERRORED)] + [crash_record(s) for s in scenarios(CRASHED)])
     # Scenarios picked by name, as `run --scenarios FILE` would: the validator checks each
     # one against the catalog but not the record set.
     prov = environment.provenance(["mlx-vjpcheck", "run", "--scenarios", "picked.json"],
                                   {"filter": None, "scenarios": "picked.json"}, catalog.digest())
-    # Round-trip through JSON: the validator always sees what a file holds.
-    return json.loads(json.dumps(results.build(scenarios(), recs, dict(ENV), provenance=prov)))
+    # Through JSON: the validator always sees what a file holds.
+    return json.dumps(results.build(scenarios(), recs, dict(ENV), provenance=prov))
 
 
 def run_dir(out) -> Path:
@@ -168,9 +176,7 @@ def fuzz_dir(out, marker=None) -> Path:
     """Findings layout (as fuzz.findings writes it); with `marker`, the reproducer is
     replaced by one that would create `marker` if anything ran it (the layout then
     fails its reproducer check, and nothing may run it)."""
-    s = scenarios(FAILING)[0]
-    rec = dict(record(s, wrong=True), context="fuzz")
-    entry, detail, script = finding_files(s, rec)
+    entry, detail, script = json.loads(_fuzz_finding_text())
     if marker:
         script = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
     with rundir.staged(out) as tmp:
@@ -211,9 +217,15 @@ def versions_dir(out) -> Path:
     return Path(out)
 
 
-def _fuzz_record() -> str:
+@functools.cache
+def _fuzz_finding_text() -> str:
+    """fuzz_dir's one finding (index entry, record file, reproducer), built once per process."""
     s = scenarios(FAILING)[0]
-    return finding_files(s, dict(record(s, wrong=True), context="fuzz"))[0]["files"]["record"]
+    return json.dumps(finding_files(s, dict(record(s, wrong=True), context="fuzz")))
+
+
+def _fuzz_record() -> str:
+    return json.loads(_fuzz_finding_text())[0]["files"]["record"]
 
 
 FUZZ_RECORD = _fuzz_record()   # findings/<signature>.json of fuzz_dir's one finding
