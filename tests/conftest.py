@@ -54,6 +54,9 @@ def full_run(tmp_path_factory):
 # fixture is built once per worker that runs a test needing it. Keeping each test module
 # on one worker builds every module fixture once; the tests that share the session's
 # whole-catalog run (`full_run`) also share a worker, so the catalog runs once.
+# tryfirst: xdist's worker reads the marks in its own pytest_collection_modifyitems, which
+# would otherwise run before this one and see none.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         # only this suite's own tests (the scenario plugin's items, collected by a child
