@@ -22,10 +22,15 @@ and both raising is "cannot test". "forward" checks the forward alone (a
 finding the VJP is not involved in). `hang`: the script runs that measurement
 in child processes, HANG_RUNS times with a timeout each, and a child that does
 not finish is "defect present" (a defect that spins in some processes only).
+
+A fuzz finding named after a transform oracle gets that transform, along the
+direction its record holds, and an "absent" verdict that says what the fuzzer
+saw (`finding_options`, shared with the validator, which writes it again).
 """
 from __future__ import annotations
 
 import ast
+import json
 import math
 from pathlib import Path
 
@@ -118,7 +123,7 @@ COMPARE = '''have = {{name: {have} for name, x in got.items()}}
 bad = [name for name, w in want.items() if not ({close}{exact_test})]   # {agree}{exact_note}
 for name, w in want.items():
     print(f"{{name}}: MLX {{have[name].tolist()}}, float64 rule {{w.tolist()}}", "DIFFERS" if name in bad else "ok")
-sys.exit(print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else "absent")) or {codes})
+sys.exit(print("VERDICT: defect " + (f"present ({{', '.join(bad)}} differ)" if bad else {absent})) or {codes})
 '''
 
 ISOLATE = '''
@@ -262,22 +267,26 @@ def _body_of(text: str) -> str:
 
 
 def render(s, *, title: str, description: str = "", exact: bool = False, isolate: bool = False,
-           expected: dict | None = None, transform: str = "", hang: bool = False) -> str:
+           expected: dict | None = None, transform: str = "", hang: bool = False,
+           direction_seed: int = DIRECTION_SEED, absent: str = "absent") -> str:
     """The reproducer of bound scenario `s` (a plain VJP objective). `exact`: zeros
     of the rule must be exact zeros (a finding of the exact-zero oracle); `isolate`:
     run MLX in a child process (a finding where the process died); `expected`: the
     float64 values already computed for it (else computed here); `transform`: what
-    is measured (module text; "" the plain VJP); `hang`: children with a timeout."""
+    is measured (module text; "" the plain VJP); `hang`: children with a timeout;
+    `direction_seed`: the seed of u (second order, forward mode), the one the check
+    that found the defect recorded; `absent`: the verdict's words where MLX agrees
+    with the rule (they follow "VERDICT: defect ", and start with "absent")."""
     if s.objective != "vjp":
         raise NotReproducible(f"objective {s.objective!r} has no reproducer form")
     if transform not in TRANSFORMS:
         raise NotReproducible(f"transform {transform!r} has no reproducer form (one of {TRANSFORMS})")
     exp = _expected(s, expected)
-    want, direction = _wanted(s, exp, transform)
+    want, direction = _wanted(s, exp, transform, direction_seed)
     cplx = any(np.iscomplexobj(v) for v in exp.values()) or any(t.dtype == "complex64" for t in s.operands.values())
     atol, rtol = checks.tolerance(s.dtype)
     child = isolate or hang
-    present, absent = (11, 10) if child else (1, 0)
+    present, absent_code = (11, 10) if child else (1, 0)
     doc = "\n".join(t for t in (_one_line(title), _one_line(description or s.description)) if t)
     head = HEAD.format(doc=doc, imports="import os\nimport subprocess\nimport sys\n" if child else "import sys\n",
                        isolate=HANG.format(runs=HANG_RUNS, timeout=HANG_TIMEOUT_S) if hang else
@@ -292,9 +301,48 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
         rule=info_rule(s), how=HOW.get(transform, ""), want=", ".join(f'"{k}": {literal(v)}' for k, v in want.items()))
     compare = COMPARE.format(
         close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=EXACT_NOTE if exact else "",
-        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent})",
+        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent_code})",
+        absent=json.dumps(absent),   # a Python string literal too (escapes, ASCII only)
         have=HAVE_COMPLEX if cplx else HAVE_REAL)
     return head + call + prelude + MEASURE[transform].format(fallback=fallback, **fields) + compare
+
+
+# Oracles (judging/oracles.py) whose findings the script shows only under that oracle's
+# transform: a first-order script of such a finding prints "defect absent".
+ORACLE_TRANSFORMS = ("second_order", "vmap", "forward_mode", "compile")
+DIRECTED = ("second_order", "forward_mode")   # their checks record the seed of u (one seed for both)
+# A fuzz finding's script where MLX agrees with the rule: what the fuzzer saw, and why one
+# clean run is not a fix (a defect that reads memory it does not own can depend on what ran
+# before it in the process: the fuzzer's worker had run other calls first).
+NOT_SHOWN = ("absent in this run (the fuzzer saw {seen}; a defect that reads memory it does not own can "
+             "depend on what ran before it in the process, so this run alone does not show it fixed)")
+
+
+def finding_options(oracle: str, kind: str, record: dict) -> dict:
+    """render()'s options for a fuzz finding named after `oracle`, from its record:
+    the same transform as the oracle, along the direction its checks recorded (else
+    the default: a status check raised before it recorded one), and an absent verdict
+    that says what the fuzzer saw. One function, for the fuzzer that writes the
+    script and the validator that writes it again."""
+    opts = {"exact": oracle == "exact_zero", "isolate": kind.startswith("crash"),
+            "absent": NOT_SHOWN.format(seen=_one_line(_seen(oracle, record)))}
+    if oracle in ORACLE_TRANSFORMS:
+        opts["transform"] = oracle
+        seeds = [c["seed"] for c in record.get("checks") or [] if c.get("kind") in DIRECTED and "seed" in c]
+        if seeds:
+            opts["direction_seed"] = int(seeds[0])
+    return opts
+
+
+def _seen(oracle: str, record: dict) -> str:
+    """The finding's failure as its record holds it, in a few words: the failed check of
+    its oracle (else the first failed one) and why, or the VJP's exception."""
+    failed = [c for c in record.get("checks") or [] if not c.get("passed", True)]
+    mine = [c for c in failed if c.get("kind") == oracle] or failed
+    if oracle == "vjp_exception" or not mine:
+        return f"the VJP raise {record.get('error')}"[:160]
+    c = mine[0]
+    return f"{c.get('name')} fail: {c.get('error') or c.get('reason')}"[:160]
 
 
 # What the expected values are of, where it is not the plain forward and VJP (the rule's comment).
@@ -317,7 +365,7 @@ def _expected(s, expected) -> dict:
     return {k: _values(v) for k, v in (expected if expected is not None else expected_mod.expected(s)).items()}
 
 
-def _wanted(s, exp: dict, transform: str) -> tuple:
+def _wanted(s, exp: dict, transform: str, seed: int) -> tuple:
     """({check name: float64 values}, the direction u or None) for what the script measures."""
     grads = {f"grad:{n}": exp["grad:" + n] for n in s.wrt}
     if transform in ("", "compile"):
@@ -328,7 +376,7 @@ def _wanted(s, exp: dict, transform: str) -> tuple:
     if transform == "vmap":   # the forward does not depend on the cotangent; the gradients are linear in it
         return {f"vmap:{k}#{i}": v * (VMAP_SCALE if i and k != "forward" else 1.0)
                 for k, v in {"forward": exp["forward"], **grads}.items() for i in (0, 1)}, None
-    u = references.direction(s, DIRECTION_SEED)
+    u = references.direction(s, seed)
     if transform == "forward_mode":
         return {"jvp:forward": expected_mod.directional(s, u)}, u
     hu = expected_mod.hvp(s, expected_mod.cotangent(s, exp["forward"]), u)

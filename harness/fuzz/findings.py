@@ -4,7 +4,8 @@ results-schema record, and the files written for it.
 Out dir layout (written whole via evidence.rundir.staged, with MANIFEST.sha256):
   findings.json                 list of findings (signature, op, gradient, oracle, kind, ...)
   findings/<signature>.json     {"scenario", "record", "oracle", "expected", ...}
-  findings/<signature>_repro.py standalone reproducer (mlx + numpy + stdlib; exit 0/1/125)
+  findings/<signature>_repro.py standalone reproducer (mlx + numpy + stdlib; exit 0/1/125),
+                                under the transform of the finding's oracle where it has one
   campaign.json                 seed, budget, case counts, unconfirmed samples
   environment.json
 """
@@ -101,7 +102,7 @@ class Finding:
         title = f"{self.op}: {self.gradient} flagged by the {self.oracle} oracle ({self.kind}), call form {self.form}"
         return reproducer.render(bind(Scenario.from_dict(written["scenario"])), title=title,
                                  expected=written["expected"], description=f"mlx-vjpcheck fuzz finding {self.signature}.",
-                                 exact=self.oracle == "exact_zero", isolate=self.kind.startswith("crash"))
+                                 **reproducer.finding_options(self.oracle, self.kind, written["record"]))
 
 
 def write_one(root, f: Finding) -> None:

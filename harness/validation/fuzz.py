@@ -44,7 +44,7 @@ def reproducer_text(detail: dict, entry: dict, s) -> str:
     from ..cases import reproducer
     return reproducer.render(s, title=title, expected=detail["expected"],
                              description=f"mlx-vjpcheck fuzz finding {entry['signature']}.",
-                             exact=entry["oracle"] == "exact_zero", isolate=entry["kind"].startswith("crash"))
+                             **reproducer.finding_options(entry["oracle"], entry["kind"], detail["record"]))
 
 
 def _derived(s, rechecked: list, rec: dict) -> dict | None:
