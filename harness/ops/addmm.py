@@ -14,6 +14,17 @@ so every float32 call with either other than 1 fails the forward-mode check
 half precision forward mode is not judged, so there the strategy keeps alpha and
 beta at 1 (the defect could only show as an unconfirmed disagreement of mx.jvp
 with the VJP) and the catalog's scaled float16 call checks the VJP alone.
+
+Known defect (MLX 0.32.4, the forward): with K = 0 and beta != 1, AddMM::eval_cpu
+multiplies a non-contiguous c by beta held as a 0-d array, and the general binary
+kernel reads stride entries that array does not have: uninitialised heap memory,
+so the value depends on what the allocator's chunk last held (tagged
+"zero_inner_stale_strides"). A verdict that depends on the heap would be a flaky
+one, so the tagged calls fix that memory first: param "stale_stride" s (the
+harness's, not MLX's) has the call evaluate a general-path multiply whose second
+operand has strides (s, s) just before, which leaves s in the chunk; s = -1 moves
+the read of beta off its buffer (s = 0 leaves it on beta: right), and the same
+call with beta 1 or a contiguous c (the controls) stays right.
 """
 from __future__ import annotations
 
@@ -77,6 +88,21 @@ ROWS = (
 # Known defect of MLX 0.32.4: AddMM::jvp ignores alpha and beta (the tangent of
 # alpha a @ b + beta c comes out as that of a @ b + c); forward mode only, the VJP is right.
 JVP_SCALE = ("jvp_ignores_scale",)
+# Known defect of MLX 0.32.4's forward (the module docstring): K = 0, beta != 1, c not
+# contiguous: beta is read through strides its 0-d array does not have.
+ZERO_K = "zero_inner_stale_strides"
+STALE = -1   # the stride left in that memory: beta's read lands 4 bytes before its buffer
+
+# (name, c layout, beta, tags, description): K = 0 calls made just after a multiply left
+# STALE in the heap chunk the K = 0 path reads; c is (2, 1), a (2, 0), b (0, 1).
+PRIMED = (
+    ("zero_inner_strided_c/stale_stride", "strided", 2.0, (ZERO_K,) + JVP_SCALE,
+     "K = 0, beta 2, c a strided view: beta is read through stale strides"),
+    ("zero_inner_strided_c_beta1/stale_stride", "strided", 1.0, (),
+     "control: the same memory, beta 1 (c is copied, nothing is read through strides)"),
+    ("zero_inner_contiguous_c/stale_stride", "contiguous", 2.0, JVP_SCALE,
+     "control: the same memory, c contiguous (beta is read as a scalar, not through strides)"),
+)
 
 
 def scenarios() -> list:
@@ -91,7 +117,18 @@ def scenarios() -> list:
          "b": laid_out(V((3, 2), 92, True), dtype="complex64")[0]}
     out.append(case(OP, "complex", z, {"alpha": 2.0, "beta": -1.0}, reference=reference, seed=90, family="addmm",
                     desc="complex addmm is not the AddMM primitive (no forward-mode defect)"))
-    return out + in_half_precision(out, picks=2) + [_untagged(retyped(out[1], "float16"))]
+    return out + in_half_precision(out, picks=2) + [_untagged(retyped(out[1], "float16"))] + _primed()
+
+
+def _primed() -> list:
+    """The K = 0 calls with the stale stride fixed (ZERO_K), and their two controls."""
+    out = []
+    for k, (name, layout, beta, tags, desc) in enumerate(PRIMED):
+        ops = {"c": laid_out(V((2, 1), 60 + k), layout)[0], "a": laid_out(np.zeros((2, 0)))[0],
+               "b": laid_out(np.zeros((0, 1)))[0]}
+        out.append(case(OP, name, ops, {"alpha": 1.0, "beta": beta, "stale_stride": STALE}, reference=reference,
+                        seed=60 + k, family="addmm", desc=desc, tags=tags))
+    return out
 
 
 def _untagged(s):
@@ -122,8 +159,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
 
 
 def call_expression(params, names) -> str:
-    return E.call("mx.addmm", names["c"], names["a"], names["b"], alpha=E.lit(float(params.get("alpha", 1.0))),
+    call = E.call("mx.addmm", names["c"], names["a"], names["b"], alpha=E.lit(float(params.get("alpha", 1.0))),
                   beta=E.lit(float(params.get("beta", 1.0))))
+    if "stale_stride" not in params:
+        return call
+    # one expression: the multiply that leaves the stride is evaluated first (ops/repro/addmm.py)
+    s = int(params["stale_stride"])
+    return (f"(mx.eval(mx.as_strided(mx.ones((64,)), (2, 2), (1, 3), 32) * mx.as_strided(mx.ones((64,)), (2, 2), "
+            f"({s}, {s}), 32)), {call})[1]")
 
 
 OPS = (OpInfo(

@@ -15,6 +15,14 @@ does; bitwise ops run on the operands cast to int32 and cast the result back
 `where` is Select with a fixed bool mask (an integer operand). Scenarios that
 differentiate b alone leave a unbatched under the vmap oracle, where MLX 0.32.4's
 NotEqual and BitwiseBinary vmap rules are wrong (tagged defect classes).
+`array_equal` is the one call that gives the Equal primitive its equal_nan flag
+(array_equal(a, b, equal_nan=True): Equal with NaN == NaN, then all). It compares
+m(a) and m(b), m marking negative entries missing (NaN), as real code marks
+missing values: the operands, the output and the gradients stay finite, and the
+condition is true exactly when a and b agree where both are non-negative and are
+negative in the same places. Equal::vmap rebuilds the comparison without the
+flag, so under vmap arrays with markers in the same places compare unequal
+(tagged; an equal pair is a tie, so these run as ".../convention/..." scenarios).
 
 Values never tie (a from the integers, b from the half-integers; the logical
 ops' operands 1/2 from 0; bitwise operands 1/2 from every integer, where the
@@ -31,6 +39,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import draw as D
+from ..core import layout
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import integer_tensor, tensor
@@ -43,6 +52,9 @@ REPRO = ".ops.repro.comparison"
 # input axes instead of the output's, so under vmap with a unbatched and b batched the
 # output is taken as unbatched (the VJP for b comes back in the broadcast shape).
 NOT_EQUAL_VMAP = "not_equal_vmap_out_axes"
+# A defect class of MLX 0.32.4: Equal::vmap calls equal(a, b) without equal_nan, so under
+# vmap array_equal(a, b, equal_nan=True) of arrays with NaN in the same places is False.
+EQUAL_NAN_VMAP = "equal_nan_vmap"
 FORMS_OF_CALL = ("select", "own")
 INTEGERS = Domain(-3.0, 3.0, ("halves",), margin=0.5)        # -3..3
 HALVES = Domain(-3.5, 3.5, ("integers",), margin=0.5)        # -3.5..3.5, never an integer
@@ -68,6 +80,9 @@ class Compare:
     # Defect class of the calls that differentiate b alone (so that under vmap a is not
     # batched and b is), where MLX 0.32.4 is known wrong there.
     b_alone_defect: str = ""
+    # Defect class of the calls whose operands hold NaN in the same places (a row whose
+    # condition treats NaN as equal); "" adds no such scenarios.
+    nan_defect: str = ""
 
     def __post_init__(self):
         if "{a}" not in self.condition or (("{b}" in self.condition) == self.unary):
@@ -83,6 +98,12 @@ def _cmp(name):
 _PRIM = {"equal": "Equal", "not_equal": "NotEqual", "greater": "Greater", "greater_equal": "GreaterEqual",
          "less": "Less", "less_equal": "LessEqual"}
 _ZEROS = ([0.0, 1.0, -1.0, 0.0], [1.0, 0.0, 2.0, 0.0])
+# array_equal's operands with their negative entries marked missing (NaN): in MLX, and in float64.
+_MISSING = "mx.where({x} < 0, mx.nan, {x})"
+
+
+def _missing(x):
+    return np.where(np.asarray(x) < 0, np.nan, x)
 
 COMPARE = (
     Compare("equal", cond=np.equal, rule="where(a == b, a, -b): (g, 0) where equal, (0, -g) elsewhere; "
@@ -97,6 +118,13 @@ COMPARE = (
             "d(a < b) = 0", **_cmp("less")),
     Compare("less_equal", cond=np.less_equal, rule="where(a <= b, a, -b): (g, 0) where a <= b, else (0, -g) "
             "(ties: a); d(a <= b) = 0", **_cmp("less_equal")),
+    Compare("array_equal", "mx.array_equal(" + _MISSING.format(x="{a}") + ", " + _MISSING.format(x="{b}")
+            + ", equal_nan=True)", ("Equal", "Reduce", "Select", "Less", "Negative", "Broadcast"),
+            lambda a, b: np.array_equal(_missing(a), _missing(b), equal_nan=True),
+            "where(array_equal(m(a), m(b), NaN == NaN), a, -b), m(x) = NaN where x < 0: (g, 0) everywhere "
+            "when m(a) and m(b) are equal (the same shape), else (0, -g); the condition's gradient is 0",
+            b=Domain(0.5, 3.5, ("integers",), margin=0.5), ties=([1.0, 2.0, 0.5, 3.0], [1.0, 2.0, 0.5, 3.0]),
+            nan_defect=EQUAL_NAN_VMAP),
     Compare("logical_and", "mx.logical_and({a} > 0, {b} > 0)", ("LogicalAnd", "Greater", "Select", "Negative"),
             lambda a, b: (a > 0) & (b > 0), "where(a > 0 and b > 0, a, -b): (g, 0) where both are positive, "
             "else (0, -g); the condition's gradient is 0", a=NONZERO, b=NONZERO, ties=_ZEROS),
@@ -169,10 +197,11 @@ def _scenario(row, name, operands, wrt, cot, form, desc) -> Scenario:
 def form_case(row: Compare, k: int, form) -> Scenario:
     name, call_form, (sa, ka), (sb, kb), dtype, wrt, ones = form
     a = W.operand(_values(row.a, 301 + k), sa, ka, dtype)
-    operands, shape = {"a": a}, tuple(sa)
+    operands = {"a": a}
     if not (row.unary and call_form == "own"):
         operands["b"] = W.operand(_values(row.b, 331 + k), sb, kb, dtype)
-        shape = tuple(np.broadcast_shapes(tuple(sa), tuple(sb)))
+    # the output's shape from the reference (array_equal's own form is 0-d)
+    shape = np.shape(reference_of(row)({n: layout.logical(t) for n, t in operands.items()}, {"form": call_form}))
     wrt = tuple(w for w in wrt if w in operands) or ("a",)
     cot = None if ones else W.cotangent_tensor(shape, 361 + k, dtype)
     return _scenario(row, name, operands, wrt, cot, call_form, f"{call_form}: a {ka} {sa}, b {kb} {sb}, {dtype}")
@@ -186,8 +215,32 @@ def scenarios_of(row: Compare):
                              W.cotangent_tensor((len(row.ties[0]),), 9, "float32"), "select",
                              "at ties (zeros for the logical ops) the select form jumps: g goes to the branch "
                              "the condition picks"))
-        return out
+        return out + (nan_cases(row) if row.nan_defect else [])
     return scenarios
+
+
+# (name, a, b, wrt, tagged): negative entries, which the row's condition marks NaN; where
+# they sit in the same places (the rest equal) a condition that treats NaN as equal holds (a
+# tie: the select form jumps), elsewhere it does not.
+NAN_FORMS = (
+    ("nan_same_places", [1.0, -1.0, 2.0, -3.0], [1.0, -2.0, 2.0, -0.5], ("a", "b"), True),
+    ("nan_same_places/wrt_b", [[3.0, -1.0], [-2.0, 0.5]], [[3.0, -1.5], [-1.0, 0.5]], ("b",), True),
+    ("nan_other_places", [1.0, -1.0, 2.0, 3.0], [1.0, 2.0, -2.0, 3.0], ("a", "b"), False),
+)
+
+
+def nan_cases(row: Compare) -> list:
+    """The select form where the condition meets NaN (tagged where the NaNs pair up)."""
+    out = []
+    for k, (name, a, b, wrt, tagged) in enumerate(NAN_FORMS):
+        shape = np.shape(a)
+        out.append(Scenario(
+            name=f"compare/{row.name}/convention/{name}", op=row.name, operands={"a": tensor(a), "b": tensor(b)},
+            wrt=wrt, params={"form": "select"}, cotangent=W.cotangent_tensor(shape, 381 + k, "float32"),
+            family="compare", defect_tags=(row.nan_defect,) if tagged else (),
+            description="negative entries (NaN) in the same places: equal only where NaN counts as equal"
+            if tagged else "negative entries (NaN) in different places: unequal either way (a control)"))
+    return out
 
 
 # --- fuzz strategy ---------------------------------------------------------------------------------
@@ -206,11 +259,11 @@ def strategy_of(row: Compare):
         dtype = draw(D.choice(tuple(d for d in dtypes if d != W.COMPLEX) or ("float32",)))
         form = draw(D.choice(FORMS_OF_CALL))
         shape = W.draw_shape(draw)
-        a, sa = draw_operand(draw, row.a, shape, dtype)
-        operands, out = {"a": a}, sa
+        a, _ = draw_operand(draw, row.a, shape, dtype)
+        operands = {"a": a}
         if not (row.unary and form == "own"):
-            operands["b"], sb = draw_operand(draw, row.b, shape, dtype)
-            out = tuple(np.broadcast_shapes(sa, sb))
+            operands["b"], _ = draw_operand(draw, row.b, shape, dtype)
+        out = np.shape(reference_of(row)({n: layout.logical(t) for n, t in operands.items()}, {"form": form}))
         wrt = draw(D.choice(tuple(D.nonempty_subsets(tuple(operands)))))
         cot, mode = W.draw_cotangent(draw, out, dtype)
         return W.finish(Scenario(name="", op=row.name, operands=operands, wrt=wrt, params={"form": form},
@@ -230,7 +283,7 @@ def call_expression_of(row: Compare):
 
 def opinfo(row: Compare) -> OpInfo:
     return OpInfo(
-        name=row.name, revealed_by={NOT_EQUAL_VMAP: "vmap"}, summary=f"{row.condition.format(a='a', b='b')}: inside where(., a, -b) and on its own",
+        name=row.name, revealed_by={NOT_EQUAL_VMAP: "vmap", EQUAL_NAN_VMAP: "vmap"}, summary=f"{row.condition.format(a='a', b='b')}: inside where(., a, -b) and on its own",
         operands=("a", "b"), differentiable=("a", "b"), optional_operands=("b",) if row.unary else (),
         reference=reference_of(row), reference_vjp=reference_vjp_of(row), exact=True, rule=row.rule,
         mlx_call=f"{REPRO}:{row.name}_call", call_expression=call_expression_of(row),

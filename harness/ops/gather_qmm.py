@@ -268,12 +268,16 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
 
 def call_expression(params, names) -> str:
     """The one gather_qmm call for these params: the codes packed into uint32 words inline (the
-    call file's pack), index arrays given as uint32."""
+    call file's pack), index arrays given as uint32. mode only where it is not the default
+    "affine": gather_qmm takes mode= from MLX 0.29.0 on, so a reproducer without it also
+    tests older releases."""
     index = {k: E.index(names[k], "uint32") for k in (G.LHS, G.RHS) if k in names}
+    mode = params.get("mode", "affine")
     return E.call("mx.gather_qmm", names["x"], Q.packed_expression(names["codes"], params["bits"]),
                   names["scales"], names["biases"], **index, transpose=E.lit(params.get("transpose", True)),
                   group_size=E.lit(params["group_size"]), bits=E.lit(params["bits"]),
-                  mode=E.lit(params.get("mode", "affine")), sorted_indices=E.lit(params.get(G.SORTED, False)))
+                  **({} if mode == "affine" else {"mode": E.lit(mode)}),
+                  sorted_indices=E.lit(params.get(G.SORTED, False)))
 
 
 OPS = (OpInfo(

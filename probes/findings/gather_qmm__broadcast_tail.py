@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / broadcast_tail: gather_qmm, sorted_indices with a broadcast x: gradients read the backing buffer past the slice
-Minimal input: qmm4/broadcast_left/right_sorted/sorted; grad:scales: MLX [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],... vs float64 rule [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],.... MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
+Minimal input: qmm4/broadcast_left/right_sorted/sorted; grad:scales: MLX [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],... vs float64 rule [[[-4.0, -10.0], [8.0, -9.0], [-6.0, -7.0], [8.0, -8.0]],.... MLX releases: 0.26.3 – 0.32.4 (≤ 0.25.2 – 0.26.2: the VJP for scales and biases raises i
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
@@ -12,7 +12,7 @@ except (ImportError, ValueError, RuntimeError) as e:
 
 
 def f(x, scales, biases):
-    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, rhs_indices=mx.array(rhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, mode="affine", sorted_indices=True)
+    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, rhs_indices=mx.array(rhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, sorted_indices=True)
 
 
 x = mx.array(np.array([-1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0, 44.0, 40.0, 41.0, 42.0, 43.0], dtype=np.float32).reshape((2, 1, 64)), dtype=mx.float32)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / half_gather_mm_cpu: gather_qmm in float16/bfloat16 on the CPU: the VJP raises ([GatherMM::eval] only float32)
-Minimal input: qmm4/grid/bfloat16/lhs/unsorted; the VJP raises: RuntimeError: [GatherMM::eval] Currently only supports float32.. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
+Minimal input: qmm4/grid/bfloat16/lhs/unsorted; the VJP raises: RuntimeError: [GatherMM::eval] Currently only supports float32.. MLX releases: 0.26.3 – 0.32.4 (≤ 0.25.2 – 0.26.2: the VJP for scales and biases raises instead, GatherQMM::vjp had none yet).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
@@ -12,7 +12,7 @@ except (ImportError, ValueError, RuntimeError) as e:
 
 
 def f(x, scales, biases):
-    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, mode="affine", sorted_indices=False)
+    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, sorted_indices=False)
 
 
 x = mx.array(np.array([0.0, 1.0, -1.0, 1.0, 0.0, 1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 0.0, 1.0, 0.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0, 0.0, -1.0, 1.0, -1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, -1.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0, 0.0, -1.0, -1.0, 1.0, 1.0, -1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 0.0, -1.0, 1.0, 1.0, 0.0, 1.0, 1.0, -1.0, -1.0, 1.0, 0.0, 1.0, -1.0, 1.0, 0.0, 1.0, 1.0, -1.0, 1.0, 0.0, 1.0, 0.0, 1.0, -1.0, -1.0, 1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, -1.0, 1.0, 1.0, 1.0, 1.0, 0.0], dtype=np.float32).reshape((3, 1, 32)), dtype=mx.bfloat16)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / quantized_left: gather_qmm, sorted_indices with repeated or omitted left indices: wrong dx, dscales, dbiases (left_selection's form)
-Minimal input: qmm4/report_example/wrt_x/sorted; grad:x: MLX [[[96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, ... vs float64 rule [[[256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0.... MLX releases: 0.26.3 – 0.32.4 (0.26.3 – 0.28.0 by probes/probe_quantized_and_loss.py: the reproducer
+Minimal input: qmm4/report_example/wrt_x/sorted; grad:x: MLX [[[96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, 96.0, ... vs float64 rule [[[256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0, 256.0.... MLX releases: 0.26.3 – 0.32.4 (0.26.2 not).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
@@ -12,7 +12,7 @@ except (ImportError, ValueError, RuntimeError) as e:
 
 
 def f(x):
-    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, mode="affine", sorted_indices=True)
+    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, sorted_indices=True)
 
 
 x = mx.array(np.array([2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0], dtype=np.float32).reshape((2, 1, 32)), dtype=mx.float32)

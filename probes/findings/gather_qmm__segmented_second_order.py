@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / segmented_second_order: gather_qmm second order on the sorted path: dscales/dbiases come from a segmented_mm, which has no VJP
-Minimal input: qmm4/grid/rank0/rhs/sorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Primitive::vjp] Not implemented for SegmentedMM.. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
+Minimal input: qmm4/grid/rank0/rhs/sorted; the VJP of the VJP raises where the plain VJP works: ValueError: [Primitive::vjp] Not implemented for SegmentedMM.. MLX releases: 0.26.3 – 0.32.4 (≤ 0.25.2 – 0.26.2: cannot test, the first-order VJP for scales and biases raises, GatherQMM::vjp had none yet)
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
@@ -12,7 +12,7 @@ except (ImportError, ValueError, RuntimeError) as e:
 
 
 def f(x, scales, biases):
-    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, rhs_indices=mx.array(rhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, mode="affine", sorted_indices=True)
+    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, rhs_indices=mx.array(rhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, sorted_indices=True)
 
 
 x = mx.array(np.array([0.0, 1.0, -1.0, 1.0, 0.0, 1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 0.0, 1.0, 0.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0, 0.0, -1.0, 1.0, -1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, -1.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0, 0.0, -1.0, -1.0, 1.0, 1.0, -1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 0.0, -1.0, 1.0, 1.0, 0.0, 1.0, 1.0, -1.0, -1.0, 1.0, 0.0, 1.0, -1.0, 1.0, 0.0, 1.0, 1.0, -1.0, 1.0, 0.0, 1.0, 0.0, 1.0, -1.0, -1.0, 1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, -1.0, 1.0, 1.0, 1.0, 1.0, 0.0], dtype=np.float32).reshape((3, 1, 32)), dtype=mx.float32)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / transpose_false_scales: gather_qmm with transpose=False: dscales and dbiases are built as if transpose were True (raise or come out transposed)
-Minimal input: qmm4/untransposed/left_identity/wrt_scales/sorted; the VJP raises: ValueError: [Unflatten] Cannot unflatten axis -1 with size 4 into shape (0,32).. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
+Minimal input: qmm4/untransposed/left_identity/wrt_scales/sorted; the VJP raises: ValueError: [Unflatten] Cannot unflatten axis -1 with size 4 into shape (0,32).. MLX releases: 0.26.3 – 0.32.4 (≤ 0.25.2 – 0.26.2: the VJP for scales and biases raises instead, GatherQMM::vjp had none yet).
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
 try:
@@ -12,7 +12,7 @@ except (ImportError, ValueError, RuntimeError) as e:
 
 
 def f(scales):
-    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=False, group_size=32, bits=4, mode="affine", sorted_indices=True)
+    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=False, group_size=32, bits=4, sorted_indices=True)
 
 
 x = mx.array(np.array([2.0, -1.0, 2.0, 1.0, -2.0, -2.0, 0.0, -2.0], dtype=np.float32).reshape((2, 1, 4)), dtype=mx.float32)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gather_qmm / zero_rows: gather_qmm with M = 0 (x without rows): the forward kills the process (the quantized kernels divide by K * M)
-Minimal input: qmm4/grid/zero_M/lhs/unsorted; the call kills the process: SIGFPE. MLX releases: 0.29.0 – 0.32.4 (older: cannot test).
+Minimal input: qmm4/grid/zero_M/lhs/unsorted; the call kills the process: SIGFPE. MLX releases: ≤ 0.25.2 – 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import os
 import subprocess
@@ -22,7 +22,7 @@ except (ImportError, ValueError, RuntimeError) as e:
 
 
 def f(x, scales, biases):
-    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, mode="affine", sorted_indices=False)
+    return mx.gather_qmm(x, mx.array((codes.reshape(*codes.shape[:-1], -1, 8) << np.arange(0, 32, 4)).sum(-1).astype(np.uint32)), scales, biases, lhs_indices=mx.array(lhs_indices, dtype=mx.uint32), transpose=True, group_size=32, bits=4, sorted_indices=False)
 
 
 x = mx.array(np.array([], dtype=np.float32).reshape((2, 0, 32)), dtype=mx.float32)

@@ -1,7 +1,8 @@
 """comparison (comparisons, logical ops, bitwise, where): the rows are consistent,
 every reference VJP agrees with float64 differences, the catalog on MLX 0.32.4
 (untagged scenarios pass; NotEqual's and BitwiseBinary's vmap defects are present
-where only b is batched), the comparisons' own VJPs are zero in MLX, planted wrong VJPs are caught
+where only b is batched, Equal's where array_equal's equal_nan meets NaN in the same
+places), the comparisons' own VJPs are zero in MLX, planted wrong VJPs are caught
 (routing swapped, a nonzero gradient for the condition, only at a 0-d operand, only
 for a strided view, only in bfloat16, only for a zero-size input, a tie routed to the
 other branch), and the strategies keep their promises."""
@@ -45,6 +46,14 @@ def test_references_by_hand():
     words = {"a": np.array([5.5, -3.5]), "b": np.array([1.5, 2.5])}
     assert C.bitwise_reference(words, {"fn": "left_shift"}).tolist() == [10.0, -12.0]   # trunc, then shift
     assert C.bitwise_reference(words, {"fn": "xor"}).tolist() == [4.0, -3 ^ 2]
+    same = C.COMPARE[[row.name for row in C.COMPARE].index("array_equal")]
+    ref = C.reference_of(same)
+    inp = {"a": np.array([1.0, -2.0]), "b": np.array([1.0, -0.5])}   # negatives are NaN, NaN == NaN
+    assert ref(inp, {"form": "own"}) == 1.0 and ref(inp, {"form": "select"}).tolist() == [1.0, -2.0]
+    assert C.reference_vjp_of(same)(inp, np.array([2.0, 3.0]), {"form": "select"})["a"].tolist() == [2.0, 3.0]
+    assert ref({"a": np.array([1.0, -2.0]), "b": np.array([-1.0, 1.0])}, {"form": "own"}) == 0.0
+    assert ref({"a": np.array([1.0, 2.0]), "b": np.array([1.0, 2.5])}, {"form": "own"}) == 0.0
+    assert ref({"a": np.ones(2), "b": np.ones((2, 2))}, {"form": "own"}) == 0.0   # shapes differ
     w = C.where_reference_vjp({"mask": np.array([[1], [0]]), "a": np.zeros(2), "b": np.zeros(())},
                               np.array([[1.0, 2.0], [3.0, 4.0]]), {})
     assert w["a"].tolist() == [1.0, 2.0] and w["b"] == 7.0
@@ -103,6 +112,22 @@ def test_not_equal_vmap_defect_is_what_mlx_does():
 
 
 @needs_pinned_mlx()
+def test_equal_nan_vmap_defect_is_what_mlx_does():
+    """Equal::vmap drops equal_nan: mapped, array_equal(equal_nan=True) of arrays with NaN in
+    the same places is False (True unmapped); isclose, built from other primitives, maps right."""
+    import mlx.core as mx
+    nan = float("nan")
+    a = mx.array([[1.0, nan], [2.0, nan]])
+    same = lambda x, y: mx.array_equal(x, y, equal_nan=True)   # noqa: E731
+    assert [same(a[i], a[i]).item() for i in range(2)] == [True, True]
+    assert mx.vmap(same)(a, a).tolist() == [False, False]
+    assert mx.vmap(same, in_axes=(0, None))(a, a[0]).tolist() == [False, False]
+    assert mx.vmap(lambda x, y: mx.isclose(x, y, equal_nan=True))(a, a).tolist() == [[True, True]] * 2
+    assert {s.name for s in ops.get("array_equal").catalog_scenarios() if s.defect_tags} == {
+        "compare/array_equal/convention/nan_same_places", "compare/array_equal/convention/nan_same_places/wrt_b"}
+
+
+@needs_pinned_mlx()
 def test_bitwise_vmap_defect_is_what_mlx_does():
     """BitwiseBinary::vmap sizes its output like the first operand: with a unbatched and b
     batched, one row comes back for a batch of two (and the values are wrong)."""
@@ -145,6 +170,7 @@ MUTANTS = {
     "where": (B.wrong_shape_where(B.zero_size), "only for a zero-size operand (a wrong shape)"),
     "bitwise": (lambda ctx: {n: g + 1 for n, g in ctx.honest().items()}, "a nonzero gradient"),
     "greater_equal": (B.scaled_where(B.in_dtype("bfloat16")), "only in bfloat16"),
+    "array_equal": (_swapped_routing, "routing g to the branch not taken"),
 }
 
 
@@ -154,14 +180,21 @@ def test_planted_wrong_vjp_is_caught(op):
     assert B.first_order_caught(op, mutant, first_only=True), f"{op}: a VJP wrong {what} passed"
 
 
-@pytest.mark.parametrize("op", ["greater", "where", "bitwise"])
+def test_a_vjp_wrong_only_where_nan_is_met_is_caught():
+    """The scenarios whose condition meets NaN judge array_equal's VJP at first order
+    too (a rule scaled only there fails them), not only under vmap."""
+    caught = B.first_order_caught("array_equal", B.scaled_where(lambda s, name: "/nan_" in s.name))
+    assert caught and all("/nan_" in name for name in caught), caught
+
+
+@pytest.mark.parametrize("op", ["greater", "where", "bitwise", "array_equal"])
 def test_the_true_rule_planted_the_same_way_is_accepted(op):
     assert B.first_order_control(op) == []
 
 
 # --- strategies ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op", ["greater", "logical_not", "bitwise", "where"])
+@pytest.mark.parametrize("op", ["greater", "logical_not", "bitwise", "where", "array_equal"])
 def test_strategy_keeps_its_promises(op):
     from hypothesis import HealthCheck, given, settings
 

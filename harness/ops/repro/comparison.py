@@ -35,6 +35,17 @@ def less_equal_call(operands, params):
     return _form(mx.less_equal(operands["a"], operands["b"]), operands, params)
 
 
+def _missing(x):
+    return mx.where(x < 0, mx.nan, x)
+
+
+def array_equal_call(operands, params):
+    """The one call that sets the Equal primitive's equal_nan (then reduces with all), on the
+    operands with negative entries marked missing (NaN)."""
+    a, b = operands["a"], operands["b"]
+    return _form(mx.array_equal(_missing(a), _missing(b), equal_nan=True), operands, params)
+
+
 def logical_and_call(operands, params):
     return _form(mx.logical_and(operands["a"] > 0, operands["b"] > 0), operands, params)
 
