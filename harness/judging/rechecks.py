@@ -67,6 +67,17 @@ def same(a, b) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
+def passes(observed, expected, atol: float, rtol: float) -> bool:
+    """checks.compare(name, observed, expected, atol, rtol)["passed"] (and what it raises),
+    without writing the check: every record asks it of its forward, and the check it
+    would write (values as lists, the worst element) is thrown away."""
+    _, obs, exp, done = checks._prepared("", observed, expected, atol, rtol, "reference", None, values=False)
+    if done is not None:
+        return done["passed"]
+    err, tol = checks.errors(obs, exp, atol, rtol, checks.allowance(None, exp.shape))
+    return not bool(np.any(err > tol))
+
+
 def _json_shape(shape: tuple) -> tuple:
     """The shape a JSON nested list of an empty array reads back as: up to its first 0."""
     k = next((i for i, d in enumerate(shape) if d == 0), len(shape))
@@ -355,7 +366,7 @@ def finite_differences(c: dict, ctx: Context) -> tuple:
                          checks.shaped(fd, c.get("expected_shape")), *tol, kind="fd")
     # Central differences of the actual forward follow the maths whenever that
     # forward is right, so they must land on the reference gradient.
-    if ctx.forward_ok and not checks.compare(name, fd, ctx.expected[f"grad:{operand}"], *tol)["passed"]:
+    if ctx.forward_ok and not passes(fd, ctx.expected[f"grad:{operand}"], *tol):
         reasons.append("recorded finite differences disagree with the reference gradient "
                        "although the forward agrees with the reference")
     return reasons + verdict_matches(c, new), new

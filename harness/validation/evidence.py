@@ -48,6 +48,8 @@ class Context:
     recomputer: records.Recomputer
     table: catalog_table.Table
     facts: Facts
+    # path -> records.Started: a results file's rechecks begun before its schema check
+    started: dict = field(default_factory=dict)
 
     @property
     def files(self):
@@ -84,7 +86,7 @@ def check_manifest(ev: Evidence) -> tuple:
 # --- the checkers, one per kind (called with schema-valid data) --------------------------------------
 
 def check_results(g: Group, ctx: Context, name: str, data) -> None:
-    records.check_results(g, name, data, ctx.recomputer)
+    records.check_results(g, name, data, ctx.recomputer, ctx.started.pop(name, None))
     ctx.facts.bindings.append(binding.check(g, name, data, ctx.table, ctx.recomputer.identity))
     g.detail = f"recomputed {len(data['records'])} records, "
 
@@ -185,6 +187,15 @@ def _readable(ctx: Context, name: str, kind: Kind, g: Group):
     return data
 
 
+def _start_early(ctx: Context, kind: Kind, name: str) -> None:
+    """A results file's record rechecks begun on the other CPUs before its schema check,
+    which this process makes meanwhile; they count only when the schema passes (check_results
+    then takes them up), and are dropped otherwise: the output is the one of checking in turn."""
+    data = ctx.files.doc(name)
+    if kind.check is check_results and isinstance(data, dict):
+        ctx.started[name] = records.start_results(name, data, ctx.recomputer)
+
+
 def _sorted_by_kind(names: set) -> tuple:
     """({kind: its JSON files, in order}, [why a JSON file has no kind or no place])."""
     refused, by_kind = [], {k: [] for k in KINDS}
@@ -222,9 +233,15 @@ def file_groups(ctx: Context, names: set) -> list:
                     plain.check(True)
                 continue
             g = Group(name, kind.noun)
-            data = _readable(ctx, name, kind, g)
-            if data is not None:
-                _guarded(g, kind.check, g, ctx, name, data)
+            _start_early(ctx, kind, name)
+            try:
+                data = _readable(ctx, name, kind, g)
+                if data is not None:
+                    _guarded(g, kind.check, g, ctx, name, data)
+            finally:   # not checked after all (the schema refused it): the work begun is dropped
+                started = ctx.started.pop(name, None)
+                if started is not None:
+                    started.cancel()
             out.append(g)
     return out + ([plain] if plain.total else [])
 

@@ -19,6 +19,7 @@ from ..core.scenario import OBJECTIVES, Scenario
 from ..evidence import results
 from ..judging import judge, oracles, rechecks
 from . import catalog_table, parallel
+from .groups import Group
 
 # What a tensor of a scenario can be: MLX's floating and complex dtypes, and the integer
 # and boolean ones index arrays, codes and masks use.
@@ -84,7 +85,7 @@ def _forward_ok(by_name: dict, exp: dict, tol: tuple) -> bool:
     if "forward" not in by_name:
         return False
     try:
-        return checks.compare("forward", by_name["forward"].get("observed"), exp["forward"], *tol)["passed"]
+        return rechecks.passes(by_name["forward"].get("observed"), exp["forward"], *tol)
     except (TypeError, ValueError):
         return False
 
@@ -300,15 +301,54 @@ def _header_problems(data: dict) -> list:
     return out
 
 
-def check_results(group, name: str, data, rc: Recomputer) -> None:
-    """A whole results file: header, every record, the summary counts."""
+class Started:
+    """A results file's checks under way (start_results): its header and record list
+    judged into a group of their own, its records' rechecks started on the other CPUs."""
+
+    def __init__(self, name: str, data, rc: Recomputer):
+        self.name, self.data, self.head, self.running, self.error = name, data, Group(name), None, None
+        try:
+            work = _work(self.head, name, data, rc)
+        except Exception as e:   # raised where check_results would raise it
+            self.error = e
+            return
+        if work is not None:
+            self.running = parallel.start(lambda g, share: check_records(g, share, rc), work)
+
+    def finish(self, group) -> None:
+        """Everything into `group`, in the order a check from scratch gives it."""
+        for attr in ("ok", "total"):
+            setattr(group, attr, getattr(group, attr) + getattr(self.head, attr))
+        group.failures += self.head.failures
+        group.notes += self.head.notes
+        if self.error is not None:
+            raise self.error
+        if self.running is None:
+            return
+        self.running.finish(group)
+        recs = self.data["records"]
+        try:
+            want = results.summary([r for r in recs if isinstance(r, dict)])
+        except Exception as e:
+            want = f"uncomputable ({e})"
+        group.check(self.data.get("summary") == want,
+                    f"{self.name}: summary {self.data.get('summary')} does not match the records ({want})")
+
+    def cancel(self) -> None:
+        if self.running is not None:
+            self.running.cancel()
+
+
+def _work(group, name: str, data, rc: Recomputer) -> list | None:
+    """The header's check and each record's place; [(where, scenario dict, record)] to
+    recheck, or None when the file cannot be read as records at all."""
     if not isinstance(data, dict):
         group.fail(f"{name}: not a JSON object")
-        return
+        return None
     header = _header_problems(data)
     group.item(header, f"{name}: header")
     if header:
-        return
+        return None
     scenarios, recs, seen, work = data["scenarios"], data["records"], set(), []
     for rec in recs:
         if not isinstance(rec, dict):
@@ -321,15 +361,21 @@ def check_results(group, name: str, data, rc: Recomputer) -> None:
             continue
         seen.add(key)
         work.append((where, scenarios[key[0]], rec))
-    for scen in scenarios.values():   # here, before the shares fork: the binding reads them too
+    for scen in scenarios.values():   # here, before the fork: the binding reads them too
         try:
             rc.identity(scen)
         except (TypeError, ValueError, RecursionError):   # failed, with its reason, as its records are checked
             pass
-    parallel.run(group, lambda g, share: check_records(g, share, rc), work)
-    try:
-        want = results.summary([r for r in recs if isinstance(r, dict)])
-    except Exception as e:
-        want = f"uncomputable ({e})"
-    group.check(data.get("summary") == want,
-                f"{name}: summary {data.get('summary')} does not match the records ({want})")
+    return work
+
+
+def start_results(name: str, data, rc: Recomputer) -> Started:
+    """check_results begun: the rechecks run on the other CPUs while the caller does
+    other work (the file's schema check), then finish(group) or cancel()."""
+    return Started(name, data, rc)
+
+
+def check_results(group, name: str, data, rc: Recomputer, started: Started | None = None) -> None:
+    """A whole results file: header, every record, the summary counts (`started`: the
+    same begun by start_results on this very data)."""
+    (started or start_results(name, data, rc)).finish(group)

@@ -3,13 +3,18 @@ computed together (core/checks.compare_many, judging/rechecks.Batch), a results 
 check values read as arrays while it is parsed (validation/arrays.py), and the schema
 checker compiled to Python source (validation/schema.py). Each is held to the plain
 computation on ordinary, non-finite, complex, malformed and hostile inputs, and each
-test first shows that its inputs make the difference it looks for (a negative control)."""
+test first shows that its inputs make the difference it looks for (a negative control).
+So are the record rechecks on several processes (validation/parallel.py: chunks from one
+queue, joined in order; begun before the file's schema check) held to one process."""
 from __future__ import annotations
 
 import copy
 import gc
 import json
 import math
+import os
+import re
+import time
 
 import numpy as np
 import pytest
@@ -18,7 +23,7 @@ import helpers.evidence_fixtures as fx
 from mlx_vjpcheck.core import checks, jsonio
 from mlx_vjpcheck.evidence import strict
 from mlx_vjpcheck.judging import rechecks
-from mlx_vjpcheck.validation import arrays, records, schema
+from mlx_vjpcheck.validation import arrays, parallel, records, schema
 from mlx_vjpcheck.validation.groups import Group
 
 # Random values overflow and meet NaN on purpose; the validator computes under errstate too.
@@ -283,3 +288,135 @@ def test_a_parse_leaves_the_cyclic_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_passes_is_compare_passed_check_for_check():
+    rng = np.random.default_rng(11)
+    seen = {True: 0, False: 0, "raise": 0}
+    for k in range(600):
+        name, observed, expected, atol, rtol, _, _ = _request(rng, k)
+        try:
+            want = checks.compare(name, observed, expected, atol, rtol)["passed"]
+        except Exception as e:
+            with pytest.raises(type(e), match=re.escape(str(e))):
+                rechecks.passes(observed, expected, atol, rtol)
+            seen["raise"] += 1
+            continue
+        assert rechecks.passes(observed, expected, atol, rtol) is want
+        seen[want] += 1
+    assert all(seen.values()), seen   # negative control: passing, failing and raising requests all met
+
+
+# --- several processes: chunks taken from one queue, joined in order (validation/parallel.py) ----------
+
+def _items_fn(log: list | None = None, boom: int | None = None, die_at: int | None = None, parent: int = 0):
+    """fn(group, chunk): one item per number (every 7th fails), a note per chunk; raises
+    KeyError at `boom`; a forked process dies outright at any number from `die_at` on; `log`: the numbers this
+    process (the test's own) checked."""
+    def fn(g, chunk):
+        g.note(f"chunk from {chunk[0]}")
+        for i in chunk:
+            if die_at is not None and i >= die_at and os.getpid() != parent:
+                os._exit(3)
+            if i == boom:
+                raise KeyError(f"boom at {i}")
+            if log is not None and os.getpid() == parent:
+                log.append(i)
+            g.item([] if i % 7 else [f"bad {i}"], f"item {i}")
+    return fn
+
+
+def _one_process(fn, items) -> tuple:
+    g = Group("one")
+    error = None
+    try:
+        for chunk in parallel._chunks(items):
+            fn(g, chunk)
+    except KeyError as e:
+        error = e
+    return (g.ok, g.total, g.failures, g.notes), error
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(parallel, "CHUNK", 5)
+    monkeypatch.setattr(parallel, "MIN_SHARE", 5)
+
+
+def test_chunks_on_several_processes_join_to_what_one_process_gives(small_chunks):
+    items = list(range(300))
+    want, _ = _one_process(_items_fn(), items)
+    got = Group("many")
+    parallel.run(got, _items_fn(), items, n_jobs=3)
+    assert (got.ok, got.total, got.failures, got.notes) == want
+    # negative control: the chunks really were checked elsewhere (this process saw few of
+    # them). Each chunk takes a while here, so that on a loaded machine the forked processes
+    # get to the queue before this one has emptied it.
+    log = []
+    fn = _items_fn(log, parent=os.getpid())
+    def slow(g, chunk):
+        time.sleep(0.02)
+        fn(g, chunk)
+    parallel.run(Group("x"), slow, items, n_jobs=3)
+    assert len(log) < len(items)
+
+
+@pytest.mark.parametrize("boom", [3, 151, 299])
+def test_an_exception_in_a_chunk_stops_the_join_where_one_process_stops(small_chunks, boom):
+    items = list(range(300))
+    want, error = _one_process(_items_fn(boom=boom), items)
+    got = Group("many")
+    with pytest.raises(KeyError, match=f"boom at {boom}"):
+        parallel.run(got, _items_fn(boom=boom), items, n_jobs=3)
+    assert (got.ok, got.total, got.failures, got.notes) == want
+    assert error is not None and got.total == boom   # negative control: the items after it never count
+
+
+def test_a_chunk_whose_process_dies_is_checked_here(small_chunks):
+    items, log = list(range(300)), []
+    want, _ = _one_process(_items_fn(), items)
+    got = Group("many")
+    parallel.run(got, _items_fn(log, die_at=0, parent=os.getpid()), items, n_jobs=3)
+    assert (got.ok, got.total, got.failures, got.notes) == want
+    assert sorted(log) == items   # every process forked died: this one checked every chunk
+
+
+def test_cancel_stops_and_reaps_the_processes(small_chunks):
+    def slow(g, chunk):
+        time.sleep(0.05)
+        g.check(True)
+    started = parallel.start(slow, list(range(300)), n_jobs=3)
+    pids = [pid for pid, _ in started.children]
+    assert len(pids) == 2   # negative control: there were processes to stop
+    started.cancel()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)   # reaped already: no such child left
+
+
+def _report_of(run, early: bool, monkeypatch) -> tuple:
+    from mlx_vjpcheck.evidence.load import load
+    from mlx_vjpcheck.validation import evidence
+    with monkeypatch.context() as m:
+        m.setattr(parallel, "MIN_SHARE", 1)
+        m.setattr(parallel, "CHUNK", 1)
+        m.setattr(parallel, "jobs", lambda: 3)
+        if not early:
+            m.setattr(evidence, "_start_early", lambda ctx, kind, name: None)
+        ev = load(run)
+        ev.files.release_text, ev.files.compact = True, arrays.for_results
+        return evidence.report(evidence.validate_all(ev)[0])
+
+
+@pytest.mark.parametrize("edit", ["none", "value", "schema"])
+def test_rechecks_begun_before_the_schema_check_say_what_checking_in_turn_says(tmp_path, monkeypatch, edit):
+    run = fx.run_dir(tmp_path / "run")
+    change = {"value": lambda d: d["records"][3]["checks"][0].update(observed=[[7.0, 7.0]], observed_shape=[1, 2]),
+              "schema": lambda d: d["records"][2]["checks"][0].update(atol=-1.0)}.get(edit)
+    if change:
+        fx.edit_json(run / "results.json", change, remanifest=True)
+    early = _report_of(run, True, monkeypatch)
+    assert early == _report_of(run, False, monkeypatch)
+    assert early[1] == (edit == "none")   # negative control: each edit is caught
+    if edit == "schema":
+        assert any("does not follow results.schema.json" in line for line in early[0])
