@@ -29,6 +29,14 @@ Two defects of MLX's Scatter::vjp on 0.32.4 (tagged, expected to fail):
   cotangent, silently.
 Scatter has no JVP in MLX; SliceUpdate's Max JVP is not implemented either, so the
 JVP oracle is silent.
+
+Complex input (complex64): maximum and minimum in MLX's order, lexicographic,
+real part first, then imaginary part (mlx/types/complex.h), numpy's too; the
+reference (_support/scatter.py, complex128) picks the winner by it, and the
+cotangent goes to the winner unconjugated (a selection). A tie is exact
+equality of both parts; equal real parts are no tie (the imaginary part
+decides), and the `convention/real_part_tie` scenarios sit there. The complex
+scenarios are twins of untagged ones (Scatter with repeats, SliceUpdate).
 """
 from __future__ import annotations
 
@@ -42,6 +50,11 @@ from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support import scatter as S
 from ._support import expression as E
+from ._support.complex_parts import complex_twin
+from ._support.views import draw_layout, with_imaginary
+
+# layouts a complex operand never takes: a broadcast repeats values, which ties them
+TIES = ("broadcast",)
 
 
 def distinct_values(n: int, seed: int) -> np.ndarray:
@@ -107,6 +120,29 @@ def extremal_scenarios(op) -> list:
     ]
 
 
+def complex_scenarios(op) -> list:
+    """complex64: twins of a Scatter with a repeated row and of a SliceUpdate, then
+    MLX's order where real parts tie (each v has its target's real part, and an
+    imaginary part 1 above or below: the imaginary part decides every contest)."""
+    c = lambda *a, **k: _extremal_case(op, *a, **k)   # noqa: E731
+    twins = [complex_twin(c("rows/repeat", "rows", "per", [2, 0, 2, 2], seed=1), seed=90),
+             complex_twin(c("slice/rows", "slice", "per", slices=[[1, 3, None], [None, None, None]], seed=7),
+                          seed=91)]
+    a = distinct_values(20, 95).reshape(4, 5) + 1j * (np.arange(20).reshape(4, 5) % 5 - 2)
+    idx = [3, 0, 3, 1]
+    v = a[idx].real + 1j * (a[idx].imag + np.array([1, -1, 2, -2, 1])[None] * np.array([1, -1, -2, 1])[:, None])
+    cot = np.random.RandomState(96).randint(-4, 5, size=(4, 5)) + 1j * np.random.RandomState(97).randint(-3, 4,
+                                                                                                        size=(4, 5))
+    tie = S.case(op, "convention/real_part_tie/complex64", tensor(a, dtype="complex64"), tensor(v, dtype="complex64"),
+                 idx, None, ("a", "v"), tensor(cot, dtype="complex64"), {"form": "rows", "updates": "per"},
+                 desc="v shares its target's real parts (row 3 twice): the imaginary part picks each winner")
+    return twins + [tie]
+
+
+def all_scenarios(op) -> list:
+    return extremal_scenarios(op) + complex_scenarios(op)
+
+
 # --- fuzz strategy -------------------------------------------------------------------------------
 
 def extremal_fuzz(op, draw, dtypes=("float32",)) -> Scenario:
@@ -120,10 +156,17 @@ def extremal_fuzz(op, draw, dtypes=("float32",)) -> Scenario:
     n_a, n_v = a_shape[0] * a_shape[1], int(np.prod(v_shape, dtype=np.int64))
     vals = distinct_values(n_a + n_v, draw(D.irange(0, 2**16)))
     wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "v")))))
-    a = S.viewed(draw, vals[:n_a].reshape(a_shape), dtype)
-    v = S.viewed(draw, vals[n_a:].reshape(v_shape), dtype)
+    a, v = (_operand(draw, x, dtype) for x in (vals[:n_a].reshape(a_shape), vals[n_a:].reshape(v_shape)))
     cot, cmode = D.cotangent(draw, a_shape, dtype)
     return S.finish(op, a, v, *ids, wrt, cot, params, f"{form} {mode} a{a_shape} v{v_shape}, cotangent {cmode}")
+
+
+def _operand(draw, values, dtype):
+    """A drawn layout; complex64 adds imaginary parts (the distinct real parts, 4 apart,
+    still decide every contest, so no tie appears)."""
+    if dtype == "complex64":
+        return draw_layout(draw, with_imaginary(draw, values, dtype), dtype, exclude=TIES)[0]
+    return S.viewed(draw, values, dtype)
 
 
 def call_expression_of(method):
@@ -144,8 +187,8 @@ def _record(op, pick, method):
         mlx_call=f".ops.repro.at_max:{op}", call_expression=call_expression_of(method),
         primitives=("Scatter", "SliceUpdate", "Maximum" if pick == "max" else "Minimum", "Gather", "Reshape",
                     "Squeeze", "Broadcast", "ExpandDims", "Transpose"),
-        dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
-        scenarios=partial(extremal_scenarios, op),
+        dtypes=("float32", "float16", "bfloat16"), complex=True,
+        scenarios=partial(all_scenarios, op),
         strategy=partial(extremal_fuzz, op))
 
 

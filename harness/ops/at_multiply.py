@@ -16,28 +16,78 @@ polynomial (rational for divide) in the inputs, so d a[t] = g[t] * prod(...) and
 d v[s] = sum over the writes of g[t] * a[t] * (the other factors) * d f(v[s]),
 everywhere, zeros included. Values are small integers (divide: +-1/2, +-1, +-2,
 +-4), so float32 is exact. The MLX call (both records) is ops/repro/at_multiply.py.
+
+Complex input (complex64, slice keys): the product is holomorphic, so under
+MLX's convention (vjp = conj(f'(z)) g, docs/checking.md) each term of the
+product rule is conjugated: d a[t] = g[t] * conj(prod f(v)), and so on; the
+reference computes J^T conj(g) with complex128 arithmetic and conjugates it.
+Known defect of MLX 0.32.4 (tagged "complex_prod_conjugate"): SliceUpdate::vjp,
+Prod case, multiplies the cotangent by the updates (for a) and by the sliced
+values (for v) without conjugating them. A key covering all of a takes MLX's
+plain multiply, whose VJP conjugates: its complex twin passes (the control).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from dataclasses import replace
 
 from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.tensors import hashed_ints, tensor
 from ._support import scatter as S
 from ._support import expression as E
+from ._support.complex_parts import complex_twin
+from ._support.views import draw_layout, with_imaginary
+
+COMPLEX_TAG = "complex_prod_conjugate"
 
 
 def _reduce(params) -> str:
     return "div" if params.get("divide") else "prod"
 
 
+def _is_complex(inp, g=None) -> bool:
+    return any(np.iscomplexobj(x) for x in (inp["a"], inp["v"], g) if x is not None)
+
+
+def _complex_flat(inp, params):
+    """(a, v, writes) in complex128: the shared scatter helpers read float64."""
+    a, v = (np.asarray(inp[k], dtype=np.complex128) for k in ("a", "v"))
+    return a, v, S.writes(a.shape, v.shape, *S.indices_of(inp), params)
+
+
 def reference(inp, params):
-    return S.scatter_forward(_reduce(params), inp, params)
+    if not _is_complex(inp):
+        return S.scatter_forward(_reduce(params), inp, params)
+    a, v, w = _complex_flat(inp, params)
+    out, vf = a.ravel().copy(), v.ravel()
+    for t, srcs in w.items():
+        out[t] = S.combine(_reduce(params), out[t], [vf[s] for s in srcs])
+    return out.reshape(a.shape)
 
 
 def reference_vjp(inp, g, params):
-    return S.scatter_vjp(_reduce(params), inp, g, params)
+    if not _is_complex(inp, g):
+        return S.scatter_vjp(_reduce(params), inp, g, params)
+    # holomorphic: conj(J)^T g = conj(J^T conj(g)), J^T the product rule in complex arithmetic
+    a, v, w = _complex_flat(inp, params)
+    gc = np.conj(np.asarray(g, dtype=np.complex128)).ravel()
+    da, dv = gc.copy(), np.zeros(v.size, dtype=np.complex128)
+    for t, srcs in w.items():
+        da[t] = _product_rule(_reduce(params), a.ravel()[t], v.ravel(), srcs, gc[t], dv)
+    return {"a": np.conj(da).reshape(a.shape), "v": np.conj(dv).reshape(v.shape)}
+
+
+def _product_rule(reduce, base, vf, srcs, gt, dv):
+    """out = base * prod(f(v_s)) (f = identity or reciprocal), without conjugation: dv
+    gains each write's term in place; returns d base."""
+    f = (lambda x: x) if reduce == "prod" else (lambda x: 1.0 / x)
+    df = (lambda x: 1.0) if reduce == "prod" else (lambda x: -1.0 / (x * x))
+    terms = [f(vf[s]) for s in srcs]
+    for k, s in enumerate(srcs):
+        dv[s] += gt * base * np.prod(terms[:k] + terms[k + 1:]) * df(vf[s])
+    return gt * np.prod(terms)
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -73,7 +123,18 @@ def scenarios() -> list:
               desc="a key covering all of a: MLX short-cuts to a plain multiply (control)"),
         _case("slice/divide", [[1, 3, None], [None, None, -2]], divide=True, seed=7,
               desc=".divide: SliceUpdate Prod of the reciprocal"),
-    ]
+    ] + complex_scenarios()
+
+
+def complex_scenarios() -> list:
+    """complex64 twins (small-integer imaginary parts, complex cotangent): a slice and
+    .divide (SliceUpdate Prod, tagged: its VJP does not conjugate), and the whole-array
+    key (MLX's plain multiply: the untagged control)."""
+    full = [None, None, None]
+    tagged = [_case("slice/rows", [[1, 3, None], full]),
+              _case("slice/divide", [[1, 3, None], [None, None, -2]], divide=True, seed=7)]
+    out = [replace(complex_twin(s, seed=20 + k), defect_tags=(COMPLEX_TAG,)) for k, s in enumerate(tagged)]
+    return out + [complex_twin(_case("slice/full", [full, full], seed=6), seed=30)]
 
 
 # --- fuzz strategy ---------------------------------------------------------------------------
@@ -85,12 +146,18 @@ def fuzz_case(draw, dtypes=("float32",)):
     params = {"form": "slice", "updates": mode, "slices": S.draw_slices(draw, a_shape)}
     v_shape = S.v_shape_of("slice", mode, a_shape, None, None, params)
     seed = draw(D.irange(0, 2**16))
-    a = S.viewed(draw, hashed_ints(a_shape, seed, -3, 4), dtype)
-    v = S.viewed(draw, hashed_ints(v_shape, seed + 1, -3, 4), dtype)
+    a, v = (_operand(draw, hashed_ints(shape, seed + k, -3, 4), dtype) for k, shape in enumerate((a_shape, v_shape)))
     wrt = draw(D.choice(tuple(D.nonempty_subsets(("a", "v")))))
     cot, cmode = D.cotangent(draw, a_shape, dtype)
     return S.finish("at_multiply", a, v, None, None, wrt, cot, params,
                     f"slice {params['slices']} {mode}, cotangent {cmode}")
+
+
+def _operand(draw, values, dtype):
+    """A drawn layout of `values`; complex64 gets small-integer imaginary parts."""
+    if dtype == "complex64":
+        return draw_layout(draw, with_imaginary(draw, values, dtype), dtype)[0]
+    return S.viewed(draw, values, dtype)
 
 
 # --- index-array keys: Scatter Prod, which has no VJP in MLX --------------------------------
@@ -129,7 +196,7 @@ OPS = (
            operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
            exact=True, mlx_call=".ops.repro.at_multiply:mlx_call", call_expression=call_expression,
            primitives=("SliceUpdate", "Multiply", "Divide", "Broadcast", "ExpandDims"),
-           dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+           dtypes=("float32", "float16", "bfloat16"), complex=True,
            scenarios=scenarios, strategy=fuzz_case,
            rule="out[t] = a[t] * prod of f(v) over the writes to t (f(x) = x, or 1/x for divide); "
                 "d a[t] = g[t] * that product; d v[s] = sum over its writes of g[t] a[t] (the other factors) f'(v[s])"),

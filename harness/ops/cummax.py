@@ -24,6 +24,14 @@ position in scan order. The `trim` parameter drops that position (an
 ordinary slice of MLX's output) so the forward is finite; the untrimmed
 exclusive scenarios are kept apart in `nonfinite_scenarios()`. The MLX calls
 are ops/repro/cummax.py (one function per op).
+
+Complex input (complex64): the running maximum is in MLX's order,
+lexicographic, real part first, then imaginary part (mlx/types/complex.h;
+numpy's order too), and the reference uses it; the cotangent moves
+unconjugated (a selection). Ties are exact equality of both parts, refused as
+for real input; equal real parts are no tie (the imaginary part decides), and
+the `convention/real_part_tie` scenarios sit there. cummin's catalog negates
+the values, which reverses the lexicographic order as it does the real one.
 """
 from __future__ import annotations
 
@@ -34,6 +42,11 @@ from ..core.numeric import ReferenceUndecided
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
+from ._support.complex_parts import complex_twin
+from ._support.views import draw_layout, with_imaginary
+
+# layouts a complex operand never takes: a broadcast repeats values, which ties them
+TIES = ("broadcast",)
 from ._support.lanes import (SCAN_FLAGS, distinct_values, flag_name, from_lanes, lanes_to_input,
                              scan_flags, shape_and_axis, summed, to_lanes, with_layout)
 from ._support import expression as E
@@ -72,7 +85,7 @@ def reference_of(kind):
         axis, rev, inc = scan_flags(params)
         x = to_lanes(inp["a"], axis)
         n = x.shape[-1]
-        y = np.full(x.shape, IDENTITY[kind])
+        y = np.full(x.shape, IDENTITY[kind], dtype=x.dtype)
         for i in range(n):
             positions = summed(i, n, rev, inc)
             if positions:
@@ -88,7 +101,7 @@ def reference_vjp_of(kind):
         x = to_lanes(inp["a"], axis)
         n = x.shape[-1]
         gm = to_lanes(g, axis)
-        dx = np.zeros(x.shape)
+        dx = np.zeros(x.shape, dtype=gm.dtype)   # complex128 for a complex cotangent
         for lane in np.ndindex(x.shape[:-1]):
             for q, i in enumerate(_kept(n, params)):
                 positions = summed(i, n, rev, inc)
@@ -113,17 +126,18 @@ def scan_params(axis, rev, inc, trim):
 
 def _out_cot(values, params):
     """The catalog cotangent cut to the returned positions."""
-    v = np.asarray(values, dtype=np.float64)
     axis = params["axis"]
-    lanes = to_lanes(v, axis)
-    return tensor(from_lanes(lanes[..., _kept(lanes.shape[-1], params)], axis))
+    lanes = to_lanes(values, axis)
+    dtype = "complex64" if np.iscomplexobj(lanes) else "float32"
+    return tensor(from_lanes(lanes[..., _kept(lanes.shape[-1], params)], axis), dtype=dtype)
 
 
 def case_maker(kind):
     sign = 1.0 if kind == "max" else -1.0
 
     def case(name, values, params, cot=None, views=(), desc=""):
-        a = tensor(sign * np.asarray(values, dtype=np.float64), views=list(views))
+        v = np.asarray(values, dtype=np.complex128 if np.iscomplexobj(values) else np.float64)
+        a = tensor(sign * v, views=list(views), dtype="complex64" if np.iscomplexobj(v) else "float32")
         return Scenario(name=f"cum{kind}/{name}", op=f"cum{kind}", operands={"a": a}, wrt=("a",),
                         params=params, cotangent=None if cot is None else _out_cot(cot, params),
                         family="scan", description=desc)
@@ -173,8 +187,27 @@ def nonfinite_scenarios(kind) -> list:
     return out
 
 
+# distinct complex values whose real parts tie in runs: MLX's order (lexicographic) decides
+REAL_TIE_LANE = [1 + 2j, 1 - 1j, 1 + 3j, 0 + 9j, 2 - 5j, 2 - 6j]
+REAL_TIE_COT = [2 + 1j, -1 + 0j, 3 - 2j, 1 + 1j, -3 + 2j, 4 - 1j]
+
+
+def complex_scenarios(kind) -> list:
+    """complex64: twins of two plain scans (real parts distinct), then MLX's order where
+    real parts tie (convention/real_part_tie), forward and reverse."""
+    case = case_maker(kind)
+    m, mc = np.array(MATRIX, dtype=np.float64), np.array(MATRIX_COT, dtype=np.float64)
+    twins = [complex_twin(case("lane/forward/inclusive", LANE, scan_params(0, False, True, True), cot=COT), 80),
+             complex_twin(case("matrix/axis0/reverse/exclusive", m.T, scan_params(0, True, False, True),
+                               cot=mc.T), 81)]
+    return twins + [case(f"convention/real_part_tie/{flag_name(rev, inc)}/complex64", REAL_TIE_LANE,
+                         scan_params(0, rev, inc, True), cot=REAL_TIE_COT,
+                         desc="equal real parts: the imaginary part orders them (lexicographic, as MLX)")
+                    for rev, inc in ((False, True), (True, False))]
+
+
 def scenarios_of(kind):
-    return lambda: finite_scenarios(kind) + nonfinite_scenarios(kind)
+    return lambda: finite_scenarios(kind) + nonfinite_scenarios(kind) + complex_scenarios(kind)
 
 
 # --- fuzz strategy -------------------------------------------------------------------------
@@ -196,7 +229,10 @@ def fuzz_case_of(kind):
         params = scan_params(axis, rev, inc, True)
         out_shape = reference({"a": values}, params).shape
         cot, mode = D.cotangent(draw, out_shape, dtype)
-        return D.finish(Scenario(name="", op=f"cum{kind}", operands={"a": with_layout(draw, values, dtype)},
+        # complex: distinct real parts (4 apart) keep the order; the imaginary parts ride along
+        a = draw_layout(draw, with_imaginary(draw, values, dtype), dtype, exclude=TIES)[0] if dtype == "complex64" \
+            else with_layout(draw, values, dtype)
+        return D.finish(Scenario(name="", op=f"cum{kind}", operands={"a": a},
                                  wrt=("a",), cotangent=cot, params=params, family="scan",
                                  description=f"generated: axis {axis}, cotangent {mode}"))
     return fuzz_case
@@ -227,7 +263,7 @@ def record(kind) -> OpInfo:
         summary=f"mx.cum{kind} (Scan): reverse and inclusive flags, distinct values (no ties)",
         operands=("a",), differentiable=("a",), reference=reference_of(kind),
         reference_vjp=reference_vjp_of(kind), exact=True, mlx_call=f".ops.repro.cummax:cum{kind}",
-        primitives=("Scan", "Slice", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+        primitives=("Scan", "Slice", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=True,
         call_expression=call_expression_of(kind),
         scenarios=scenarios_of(kind), strategy=fuzz_case_of(kind),
         rule=f"y[i] = the {kind}imum of x[j] over the window S(i) (j <= i; j < i when exclusive; mirrored "

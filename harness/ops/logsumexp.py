@@ -19,9 +19,25 @@ wrong. The `inf_rows` parameter appends such groups as constants next to the
 differentiated input (a concatenation along the first kept axis), so the
 scenario claims their -inf forward and the finite gradient of the rest.
 The reference refuses (ReferenceUndecided) an all -inf group in the input.
+
+Complex input (complex64): MLX always takes the composed path, with m the
+group's maximum under its lexicographic order (real part, then imaginary part;
+mlx/types/complex.h), and the principal log: y = m + Log(sum exp(x - m)).
+The complex logarithm is defined up to 2 pi i; MLX documents no branch, and
+its shift fixes one: Im y = Im m + Arg(sum exp(x - m)), which may leave
+(-pi, pi] (x = [3i, -2i]: Im y = 3.64, where the principal Log(sum exp x)
+gives -2.64). Both satisfy exp(y) = sum exp(x), the only value mathematics
+fixes, and MLX's keeps logsumexp([z]) = z; the reference implements MLX's
+branch (SciPy's logsumexp shifts by a maximum the same way) and the
+`convention/branch` scenarios sit where the two branches differ, so a changed
+branch shows as a convention change, not as a wrong value elsewhere. The
+gradient does not depend on the branch: dx = g * conj(exp(x - y)) (MLX's
+convention, docs/checking.md).
 The MLX call is ops/repro/logsumexp.py.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -29,7 +45,9 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
+from ._support.complex_parts import complex_twin
 from ._support.lanes import with_layout
+from ._support.views import draw_layout, with_imaginary
 from ._support.reductions import M, M_INF, NEG_INF, draw_inputs, no_empty_group, reduced_axes
 from ._support import expression as E
 
@@ -42,6 +60,11 @@ def inf_axis(params, ndim):
     if not kept:
         raise ValueError("inf_rows needs an axis that is not reduced")
     return kept[0]
+
+
+def as_float64(x) -> np.ndarray:
+    """float64, or complex128 for complex input (which keeps its imaginary part)."""
+    return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 def with_inf_rows(x, params) -> np.ndarray:
@@ -57,7 +80,8 @@ def with_inf_rows(x, params) -> np.ndarray:
 # --- float64 reference ---------------------------------------------------------------------
 
 def lse(x, axes) -> np.ndarray:
-    """logsumexp with keepdims; -inf for a group of -inf only."""
+    """logsumexp with keepdims; -inf for a group of -inf only. Complex x: m is the
+    lexicographic maximum (numpy's order for complex, and MLX's), which fixes the branch."""
     m = np.max(x, axis=axes, keepdims=True)
     safe = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
@@ -66,24 +90,25 @@ def lse(x, axes) -> np.ndarray:
 
 
 def reference(inp, params):
-    x = with_inf_rows(np.asarray(inp["a"], dtype=np.float64), params)
+    x = with_inf_rows(as_float64(inp["a"]), params)
     axes = reduced_axes(params, x.ndim)
     y = lse(x, axes)
     return y if params.get("keepdims", False) else np.squeeze(y, axis=axes)
 
 
 def reference_vjp(inp, g, params):
-    """da = g * exp(a - y): the group's softmax times its cotangent."""
-    a = np.asarray(inp["a"], dtype=np.float64)
+    """da = g * conj(exp(a - y)): the group's softmax (conjugated: MLX's complex
+    convention) times its cotangent."""
+    a = as_float64(inp["a"])
     axes = reduced_axes(params, a.ndim)
     no_empty_group(a, axes, "logsumexp")
     y = lse(a, axes)
-    g = np.asarray(g, dtype=np.float64)
+    g = as_float64(g)
     if not params.get("keepdims", False):
         g = np.expand_dims(g, axes)
     if int(params.get("inf_rows", 0)):   # the appended constant groups' cotangents
         g = np.take(g, range(a.shape[inf_axis(params, a.ndim)]), axis=inf_axis(params, a.ndim))
-    return {"a": g * np.exp(a - y)}
+    return {"a": g * np.conj(np.exp(a - y))}
 
 
 # --- catalog: M and M_INF (every row finite somewhere) in _support/reductions.py ------------
@@ -99,7 +124,7 @@ def _cot(shape, seed):
 
 
 def scenarios() -> list:
-    return finite_scenarios() + nonfinite_scenarios()
+    return finite_scenarios() + nonfinite_scenarios() + complex_scenarios()
 
 
 def finite_scenarios() -> list:
@@ -141,6 +166,22 @@ def finite_scenarios() -> list:
     return out
 
 
+def complex_scenarios() -> list:
+    """complex64 twins (imaginary parts in [-3, 3], cotangent complex too) of the last
+    axis, axis 0 and -inf entries; then MLX's branch where it differs from the
+    principal one (`convention/branch`: a real-part tie that the imaginary parts
+    decide, so m = 3i, and Im y = 3 + Arg(1 + exp(-5i)) = 3.64 > pi)."""
+    m, mi = np.array(M, dtype=np.float64), np.array(M_INF, dtype=np.float64)
+    bases = [_case("axis_last", tensor(m), {"axis": -1, "keepdims": False}, _cot((3,), 90)),
+             _case("axis0/keepdims", tensor(m), {"axis": 0, "keepdims": True}, _cot((1, 4), 91)),
+             _case("one_neg_inf/axis_last", tensor(mi), {"axis": -1, "keepdims": False}, _cot((3,), 92))]
+    branch = np.array([[3j, -2j, -4 + 1j], [1 + 3j, 1 - 2j, -5 + 0j]])
+    return [complex_twin(s, seed=10 * k) for k, s in enumerate(bases)] + [
+        replace(_case("convention/branch/complex64", tensor(branch, dtype="complex64"), {"axis": -1},
+                      desc="Im y = Im m + Arg(sum exp(x - m)), m the lexicographic maximum: above pi here"),
+                cotangent=tensor([1 + 2j, -1 + 1j], dtype="complex64"))]
+
+
 def nonfinite_scenarios() -> list:
     """NON-FINITE EXPECTED VALUES: all -inf groups (appended as constants, see the
     module docstring): the forward is -inf there and finite elsewhere, the gradient
@@ -166,7 +207,9 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     params = {"axis": axis, "keepdims": keep}
     y = reference({"a": values}, params)
     cot, mode = D.cotangent(draw, y.shape, dtype)
-    return D.finish(Scenario(name="", op="logsumexp", operands={"a": with_layout(draw, values, dtype)},
+    a = draw_layout(draw, with_imaginary(draw, values, dtype), dtype)[0] if dtype == "complex64" \
+        else with_layout(draw, values, dtype)
+    return D.finish(Scenario(name="", op="logsumexp", operands={"a": a},
                              wrt=("a",), cotangent=cot, params=params, family="reduce",
                              description=f"generated: axis {axis}, keepdims {keep}, {infs}, cotangent {mode}"))
 
@@ -192,7 +235,7 @@ OPS = (OpInfo(
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     mlx_call=".ops.repro.logsumexp:mlx_call", call_expression=call_expression,
     primitives=("LogSumExp", "Reduce", "Exp", "Log", "Add", "Subtract", "Select", "Squeeze", "Concatenate"),
-    dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+    dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="y = m + log(sum exp(x - m)) over the reduced axes (m the group's maximum; inf_rows appends "
          "constant groups of -inf, whose y is -inf); dx = g * exp(x - y), exactly 0 at -inf entries"),)

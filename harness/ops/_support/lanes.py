@@ -38,8 +38,9 @@ def flag_name(rev, inc) -> str:
 # --- lanes -------------------------------------------------------------------------------------
 
 def to_lanes(x, axis) -> np.ndarray:
-    """float64 x with the axis moved last (axis None: the flattened array, one lane)."""
-    x = np.asarray(x, dtype=np.float64)
+    """float64 x (complex128 if complex) with the axis moved last (axis None: the
+    flattened array, one lane)."""
+    x = np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
     return x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
 
 

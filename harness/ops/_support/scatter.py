@@ -137,8 +137,14 @@ def indices_of(inp) -> tuple:
     return inp.get(ROW_INDICES), inp.get(COL_INDICES)
 
 
+def _float(x) -> np.ndarray:
+    """float64, or complex128 for complex input (at_max / at_min order it as MLX does:
+    lexicographically, which numpy's complex comparisons also do)."""
+    return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
+
+
 def _flat(inp, params):
-    a, v = (np.asarray(inp[k], dtype=np.float64) for k in ("a", "v"))
+    a, v = (_float(inp[k]) for k in ("a", "v"))
     return a, v, writes(a.shape, v.shape, *indices_of(inp), params)
 
 
@@ -177,8 +183,9 @@ def _extremal_winner(reduce, base, vf, srcs):
 
 def scatter_vjp(reduce, inp, g, params) -> dict:
     a, v, w = _flat(inp, params)
-    g = np.asarray(g, dtype=np.float64).ravel()
-    da, dv, vf, af = g.copy(), np.zeros(v.size), v.ravel(), a.ravel()
+    g = _float(g).ravel()
+    dtype = np.result_type(a, v, g)
+    da, dv, vf, af = g.astype(dtype), np.zeros(v.size, dtype=dtype), v.ravel(), a.ravel()
     for t, srcs in w.items():
         if reduce == "set":
             da[t] = 0.0
