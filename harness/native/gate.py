@@ -30,6 +30,7 @@ import concurrent.futures as cf
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -45,6 +46,7 @@ from ..running import environment
 from . import bindings as nbind
 from . import build as nb
 from . import cache as native_cache
+from . import headers as nheaders
 from . import mlxtests
 from . import patch as native_patch
 from . import suite as native_suite
@@ -61,7 +63,7 @@ STAGES = ("harness", "native", "mlx-python", "mlx-cpp")
 BINDING_STAGES = ("harness", "mlx-python", "mlx-cpp")
 NATIVE_DIR = "native"                 # the C++ suite's results, comparison and commands
 MLX_TESTS = "mlx-tests.json"
-HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl", ".ipp")
+HEADER_SUFFIXES = nheaders.HEADER_SUFFIXES
 PKG = __name__.split(".")[0]          # mlx_vjpcheck installed, harness from a checkout
 # A scenario or an MLX test that gives no sign of progress for this long is killed as hung
 # (recorded like a crash: the run resumes at the next one). build_and_test.py --hang-timeout.
@@ -104,19 +106,20 @@ def check_build(build: Path, project: Project) -> Path:
 
 
 def classify(rel: str, all_units: dict, with_bindings: bool) -> str:
-    """What a touched file is: "mlx" (a unit of libmlx), "core" (a bindings unit, python/src),
-    "tests" (a C++ test unit), "python" (a source of the Python package); anything else is
-    refused with one line naming the file."""
+    """What a touched file is: "mlx" (a unit of libmlx), "header" (its includers are
+    recompiled: headers.py), "core" (a bindings unit, python/src), "tests" (a C++ test
+    unit), "python" (a source of the Python package), "mlx-tests" (a file of MLX's Python
+    tests); anything else is refused with one line naming the file."""
     if rel in all_units:
         return "mlx"
     if rel.endswith(HEADER_SUFFIXES):
-        raise InputError(f"the patch touches the header {rel}: patches to headers are not supported "
-                         "(every unit including it would have to be rebuilt, the archive's too); "
-                         "move the change into the translation units, or rebuild MLX with it")
+        return "header"   # every unit including it is recompiled patched (headers.py)
     if with_bindings and rel.startswith("python/src/") and rel.endswith((".cpp", ".cc")):
         return "core"
     if with_bindings and rel.startswith("tests/") and rel.endswith((".cpp", ".cc")):
         return "tests"
+    if with_bindings and rel.startswith("python/tests/") and rel.endswith(".py"):
+        return "mlx-tests"   # MLX's Python tests: pristine runs the old file, patched the new
     if with_bindings and rel.startswith("python/mlx/") and rel.endswith(".py"):
         return "python"
     raise InputError(f"{rel} is touched by the patch but is not a translation unit in "
@@ -141,6 +144,27 @@ def check_patch(patch: Path, src: Path, all_units: dict, with_bindings: bool = F
         raise InputError(str(e))
     groups = {rel: classify(rel, all_units, with_bindings) for rel in out}
     return text, out, groups
+
+
+def check_headers(build: Path, src: Path, units: dict, groups: dict, with_bindings: bool) -> dict:
+    """{libmlx unit: its headers} from the build's dependency files, when the patch touches a
+    header; InputError naming a touched header the gate cannot apply: one the build turns
+    into a generated source, or one no unit of this build includes (another backend's)."""
+    touched = [r for r, g in groups.items() if g == "header"]
+    if not touched:
+        return {}
+    for rel, made in nheaders.generated_inputs(build, src).items():
+        if rel in touched:
+            raise InputError(f"the patch touches the header {rel}, from which the build generates {made}: "
+                             "the gate does not regenerate it; rebuild MLX with the change")
+    deps = nheaders.from_build(build, src)
+    complete = all(u in deps for u in units)
+    for rel in touched:
+        bindings_side = with_bindings and rel.startswith(("python/src/", "tests/"))
+        if complete and not bindings_side and not nheaders.includers([rel], deps):
+            raise InputError(f"the patch touches the header {rel}, which no translation unit of "
+                             f"--mlx-build {build} includes (a header of another backend?)")
+    return deps
 
 
 def _headers(project: Project, src: Path) -> str:
@@ -176,6 +200,13 @@ class Gate:
     say: object = None
     hang_s: float = HANG_S
     claims: list | None = None       # [(op, class)] the series' manifest says it fixes
+    build_deps: dict = field(default_factory=dict)   # libmlx unit -> headers (the build's dep files)
+    header_units: dict = field(default_factory=dict)  # unit including a touched header -> group
+
+    @property
+    def header_texts(self) -> dict:
+        """The touched headers' patched texts (the overlay of every patched compile)."""
+        return {r: t[1] for r, t in self.touched.items() if self.groups.get(r) == "header"}
 
     @property
     def cache(self) -> Path:
@@ -187,7 +218,7 @@ class Gate:
         return self.cache_root / nvar.BUILDS
 
     def unit_group(self, rel: str) -> str:
-        return self.groups.get(rel, "mlx")
+        return self.groups.get(rel) or self.header_units.get(rel, "mlx")
 
     def unit(self, rel: str) -> Unit:
         if rel in self.units:
@@ -236,6 +267,7 @@ def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = 
     stages = tuple(s for s in (stages or STAGES) if project.bindings or s not in BINDING_STAGES)
     with_bindings = any(s in BINDING_STAGES for s in stages)
     patch_text, touched, groups = check_patch(Path(patch), src, units, with_bindings)
+    build_deps = check_headers(build, src, units, groups, with_bindings)
     pre = {}
     if with_bindings:
         try:
@@ -258,7 +290,8 @@ def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = 
         raise InputError(str(e))
     return Gate(project, src, build, archive, units, touched, groups, patch_text,
                 nb.archive_libraries(nb.read_cache(build)), opt, jobs or os.cpu_count() or 2,
-                root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre, claims=claims)
+                root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre, claims=claims,
+                build_deps=build_deps)
 
 
 def _say(gate: Gate, msg: str) -> None:
@@ -268,19 +301,57 @@ def _say(gate: Gate, msg: str) -> None:
 
 # --- compiling and linking ---------------------------------------------------------
 
-def suite_objects(gate: Gate) -> list:
+def suite_objects(gate: Gate, overlay: Path | None = None) -> list:
+    """The C++ suite's objects; against the patched headers too when `overlay` is given
+    (the suite includes MLX's headers: compiled against the pristine ones it would
+    disagree with the patched units about a changed class)."""
     project, unit = gate.project, gate.first_unit
     suite = [p for p in sorted(Path(project.suite_include).rglob("*")) if p.is_file()]
+    first = ["-I", str(overlay)] if overlay is not None else []
     key = "suite-" + native_cache.digest(unit.compiler, list(unit.flags),
                                          native_cache.compiler_version(unit.compiler), gate.headers,
                                          *[p.name.encode() + p.read_bytes() for p in suite],
-                                         *[Path(p).read_bytes() for p in project.suite_sources])
+                                         *[Path(p).read_bytes() for p in project.suite_sources],
+                                         *([gate.header_texts] if overlay is not None else []))
+    tag = "-patched" if overlay is not None else ""
     jobs = [native_cache.Job(
-        f"compile-suite-{Path(s).stem}", Path(s).stem + ".o",
-        lambda obj, s=s: [unit.compiler, *unit.flags, "-I", project.suite_include, "-c", s, "-o", obj],
+        f"compile-suite{tag}-{Path(s).stem}", Path(s).stem + ".o",
+        lambda obj, s=s: [unit.compiler, *first, *unit.flags, "-I", project.suite_include, "-c", s, "-o", obj],
         unit.directory, f"the native suite ({Path(s).name})") for s in project.suite_sources]
     objs = native_cache.compile_cached(key, jobs, gate.cache, gate.rec, gate.jobs, gate.fresh)
     return [objs[j.name] for j in jobs]
+
+
+def resolve_header_units(gate: Gate) -> dict:
+    """{unit: group} of every unit that includes a touched header and is not itself touched:
+    libmlx's (the build's dependency files, else -MM), the bindings' and C++ tests' (-MM,
+    cached). StepFailed when a touched header has no includer at all."""
+    texts = gate.header_texts
+    if not texts:
+        return {}
+    deps = dict(gate.build_deps)
+    scan = [(rel, gate.units[rel], "mlx") for rel in gate.units if rel not in deps]
+    if gate.bindings is not None:
+        # only the parts this run links: the extension (harness, MLX's Python tests), the C++ tests
+        linked = {"core"} if {"harness", "mlx-python"} & set(gate.stages) else set()
+        linked |= {"tests"} if "mlx-cpp" in gate.stages else set()
+        scan += [(rel, u, g) for rel, (g, u) in gate.bindings.units.items() if g in linked]
+    group = {rel: "mlx" for rel in gate.units}
+
+    def one(item):
+        rel, unit, _ = item
+        return nheaders.scan(unit, rel, gate.src, gate.cache_root, gate.headers)
+    try:
+        found = native_cache.parallel(one, scan, gate.jobs)
+    except nheaders.HeaderError as e:
+        raise StepFailed(str(e))
+    for (rel, _, g), ds in zip(scan, found):
+        deps[rel], group[rel] = ds, g
+    for h in texts:
+        if not nheaders.includers([h], deps):
+            raise StepFailed(f"the patch touches the header {h}, which no unit of this build, its bindings "
+                             "or its C++ tests includes")
+    return {rel: group[rel] for rel in nheaders.includers(texts, deps) if rel not in gate.touched}
 
 
 def _stem(rel: str) -> str:
@@ -288,13 +359,18 @@ def _stem(rel: str) -> str:
 
 
 def unit_objects(gate: Gate) -> dict:
-    """{variant: {rel: object}} for every touched translation unit; cached per unit and text."""
+    """{variant: {rel: object}} for every touched translation unit, and in the patched
+    variant every unit including a touched header (against the patched headers; pristine
+    keeps the archive's objects); cached per unit and text."""
     pairs = [(v, rel) for rel in gate.compiled for v in VARIANTS]
+    pairs += [("patched", rel) for rel in gate.header_units]
+    texts = gate.header_texts
 
     def one(pair):
         v, rel = pair
-        text = gate.touched[rel][0 if v == "pristine" else 1]
-        return nvar.unit_object(gate, v, rel, text, gate.unit(rel))
+        text = gate.touched[rel][0 if v == "pristine" else 1] if rel in gate.touched else \
+            (gate.src / rel).read_text(encoding="utf-8")
+        return nvar.unit_object(gate, v, rel, text, gate.unit(rel), texts if v == "patched" else None)
     objs = native_cache.parallel(one, pairs, gate.jobs)
     out = {v: {} for v in VARIANTS}
     for (v, rel), o in zip(pairs, objs):
@@ -315,11 +391,19 @@ def build_variants(gate: Gate) -> dict:
                                          gate.prerequisites or None, gate.headers)
         except nbind.BindingsError as e:
             raise StepFailed(str(e))
+    gate.header_units = resolve_header_units(gate)
+    if gate.header_units:
+        _say(gate, f"headers {', '.join(gate.header_texts)}: {len(gate.header_units)} units including them "
+                   "are recompiled for the patched build")
     objs = unit_objects(gate)
-    suite = suite_objects(gate) if "native" in gate.stages else None
+    suite = {v: None for v in VARIANTS}
+    if "native" in gate.stages:
+        suite = dict.fromkeys(VARIANTS, suite_objects(gate))
+        if gate.header_texts:
+            suite["patched"] = suite_objects(gate, nheaders.write_overlay(gate.work, gate.header_texts))
     parts = tuple(p for p, s in (("package", "harness"), ("package", "mlx-python"), ("tests", "mlx-cpp"),
                                  ("suite", "native")) if s in gate.stages)
-    built = {v: nvar.link_variant(gate, v, objs[v], tuple(dict.fromkeys(parts)), gate.bindings, suite)
+    built = {v: nvar.link_variant(gate, v, objs[v], tuple(dict.fromkeys(parts)), gate.bindings, suite[v])
              for v in VARIANTS}
     _say(gate, "builds: " + ", ".join(f"{v} {'reused' if b.reused else 'linked'}" for v, b in built.items())
          + f" ({time.perf_counter() - t0:.1f} s)")
@@ -436,12 +520,51 @@ def fast_path(rec, variant: str, exe, cwd) -> dict | None:
     return None
 
 
+def tests_dir(gate: Gate, variant: str) -> Path:
+    """MLX's Python tests a build runs: the checkout's on pristine; on patched, when the
+    patch edits them, a copy with the patched files (the checkout is not touched)."""
+    edits = {r: t[1] for r, t in gate.touched.items() if gate.unit_group(r) == "mlx-tests"}
+    src = gate.src / "python" / "tests"
+    if variant == "pristine" or not edits:
+        return src
+    dest = gate.work / "python-tests-patched"
+    if not dest.is_dir():
+        tmp = gate.work / ".python-tests-patched"
+        shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for rel, text in edits.items():
+            (tmp / Path(rel).relative_to("python/tests")).write_text(text, encoding="utf-8")
+        os.replace(tmp, dest)
+    return dest
+
+
+def edited_tests(gate: Gate) -> list:
+    """The test ids whose method the patch adds, removes or changes."""
+    return sorted({t for r, (a, b) in gate.touched.items() if gate.unit_group(r) == "mlx-tests"
+                   for t in mlxtests.edited_tests(r, a, b)})
+
+
+def old_tests_on_patched(gate: Gate, built: dict, ids: list) -> dict:
+    """{test id: outcome} of the old (pristine) version of each edited test on the patched
+    build: what the edit changed expectations for (the old test asserting the defect fails)."""
+    cwd = gate.work / "mlx-python-old-on-patched"
+    cwd.mkdir(parents=True, exist_ok=True)
+    ids_file = cwd / "ids.json"
+    ids_file.write_text(json.dumps(ids), encoding="utf-8")
+    execute, _ = _execute(gate.rec, "mlx-python-old-on-patched", cwd, python_env(built["patched"], gate), gate.hang_s)
+    try:
+        got = mlxtests.run_python(tests_dir(gate, "pristine"), execute, None, ids_file=ids_file)
+    except RuntimeError as e:
+        raise StepFailed(f"{e} (the old edited tests on the patched build; see "
+                         "{out}/logs/mlx-python-old-on-patched.err)")
+    return {t: (got["tests"].get(t) or {}).get("outcome") for t in ids}
+
+
 def run_mlx_python(gate: Gate, variant: nvar.Variant) -> dict:
     cwd = gate.work / f"mlx-python-{variant.name}"
     cwd.mkdir(parents=True, exist_ok=True)
     execute, _ = _execute(gate.rec, f"mlx-python-{variant.name}", cwd, python_env(variant, gate), gate.hang_s)
     try:
-        return mlxtests.run_python(gate.src / "python" / "tests", execute, gate.mlx_tests_filter)
+        return mlxtests.run_python(tests_dir(gate, variant.name), execute, gate.mlx_tests_filter)
     except RuntimeError as e:
         raise StepFailed(f"{e} ({variant.name} build; see {{out}}/logs/mlx-python-{variant.name}.err)")
 
@@ -693,6 +816,7 @@ def native_environment(gate: Gate, seconds: float) -> dict:
                 "flags": {g: list(next((u.flags for gg, u in b.units.values() if gg == g), ()))
                           for g in nbind.GROUPS}},
             "stages": list(gate.stages),
+            "header_units": nheaders.summary(gate.header_texts, gate.header_units) if gate.header_texts else None,
             "patch_sha256": hashlib.sha256(gate.patch_text.encode()).hexdigest(),
             "patch_series": [{"name": n, "sha256": hashlib.sha256(t.encode()).hexdigest()}
                              for n, t in native_patch.split_combined(gate.patch_text)],
@@ -711,7 +835,7 @@ def rerun_test(gate: Gate, built: dict, suite: str, test: str, variant: str) -> 
         ids.write_text(json.dumps([test]), encoding="utf-8")
         execute, _ = _execute(gate.rec, base, cwd, python_env(b, gate), gate.hang_s)
         try:
-            got = mlxtests.run_python(gate.src / "python" / "tests", execute, None, ids_file=ids)
+            got = mlxtests.run_python(tests_dir(gate, variant), execute, None, ids_file=ids)
         except RuntimeError:
             return None
     else:
@@ -765,6 +889,13 @@ def mlx_tests_document(results: dict, gate: Gate, built: dict | None = None) -> 
         per = {v: results[(stage, v)] for v in VARIANTS}
         suites[suite] = {v: {k: r.get(k) for k in ("count", "processes", "mlx") if k in r} for v, r in per.items()}
         rows += mlxtests.compare(suite, per["pristine"]["tests"], per["patched"]["tests"])
+    edited = [t for t in edited_tests(gate) if any(r["suite"] == "python" and r["test"] == t for r in rows)]
+    if built is not None and edited:
+        _say(gate, f"running the old version of the {len(edited)} MLX tests the patch edits on the patched build")
+        old = old_tests_on_patched(gate, built, edited)
+        for r in rows:
+            if r["suite"] == "python" and r["test"] in old:
+                r["edited"] = {"old_on_patched": old[r["test"]]}
     reruns = {}
     if built is not None and any(r["change"] == "regression" for r in rows):
         _say(gate, f"running the {sum(r['change'] == 'regression' for r in rows)} MLX tests that pass pristine "

@@ -42,6 +42,34 @@ def matches(test_id: str, pattern: str | None) -> bool:
     return pattern in test_id
 
 
+# --- a patch that edits MLX's Python tests ----------------------------------------------
+
+def _test_methods(text: str, module: str) -> dict:
+    """{test id: its source} of every test method of every class in a test file
+    (ids as unittest names them with the tests folder as top level: module.Class.method)."""
+    import ast
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    out = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith("test"):
+                out[f"{module}.{cls.name}.{fn.name}"] = ast.get_source_segment(text, fn) or ""
+    return out
+
+
+def edited_tests(rel: str, old: str, new: str) -> list:
+    """The test ids of python/tests/<file>.py whose method the patch adds, removes or
+    changes (a test's own text; a change to a helper outside the methods names none)."""
+    module = os.path.splitext(os.path.basename(rel))[0]
+    a, b = _test_methods(old, module), _test_methods(new, module)
+    return sorted(t for t in set(a) | set(b) if a.get(t) != b.get(t))
+
+
 # --- the child: MLX's Python tests under unittest, one JSON line per event ----------------
 
 def _flatten(suite) -> list:
@@ -421,6 +449,13 @@ def verdict(rows: list, reruns: dict | None = None) -> tuple:
                      + (f", {sum(flaky(r, reruns) for r in rs)} flaky (passed again on patched)"
                         if any(flaky(r, reruns) for r in rs) else ""))
     line = "MLX tests: " + ("; ".join(parts) if parts else "none ran")
+    # a test the patch edits is compared old (pristine) against new (patched); its old
+    # version's outcome on patched is always said, never folded silently into a pass
+    edited = [r for r in rows if r.get("edited")]
+    if edited:
+        line += f"; {len(edited)} edited by the patch: " + ", ".join(
+            f"{r['test']} (old: {r['pristine']} pristine, {r['edited']['old_on_patched']} patched; "
+            f"new: {r['patched']} patched)" for r in edited)
     if bad:
         line += f" (first regression: {bad[0]['suite']} {bad[0]['test']})"
     return not bad, line

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from . import build as nb
 from . import cache as native_cache
+from . import headers as nh
 
 BUILDS = "mlx-builds"
 PARTS = ("package", "tests", "suite")
@@ -69,14 +70,16 @@ def stem(rel: str) -> str:
     return rel.replace("/", "_").replace(".", "_")
 
 
-def unit_object(gate, variant: str, rel: str, text: str, unit) -> Path:
-    """One touched unit compiled from `text` (its pristine or patched version), cached
-    by (unit, text, compiler, flags after --opt, the library's headers)."""
+def unit_object(gate, variant: str, rel: str, text: str, unit, headers: dict | None = None) -> Path:
+    """One unit compiled from `text` (its pristine or patched version), cached by (unit,
+    text, compiler, flags after --opt, the library's headers, the patched headers). With
+    `headers` ({rel: patched text}) it compiles against them (headers.py: an overlay first
+    on the include path) and is refused when it still read a checkout copy of one."""
     flags = nb.with_opt(unit.flags, gate.opt)
     src_dir = str((gate.src / rel).parent) if not os.path.isabs(rel) else str(Path(rel).parent)
     key = "unit-" + stem(rel)[-40:] + "-" + native_cache.digest(
         "unit/1", rel, text, unit.compiler, flags, unit.directory, src_dir,
-        native_cache.compiler_version(unit.compiler), gate.headers)
+        native_cache.compiler_version(unit.compiler), gate.headers, *([headers] if headers else []))
     name = Path(rel).name
     cid = f"compile-{variant}-{stem(rel)}"
 
@@ -84,14 +87,19 @@ def unit_object(gate, variant: str, rel: str, text: str, unit) -> Path:
         copy = tmp / "src" / name
         copy.parent.mkdir(parents=True)
         copy.write_text(text, encoding="utf-8")
+        first = nh.overlay_flags(nh.write_overlay(tmp, headers), tmp / "unit.d") if headers else []
         # -iquote: quoted includes relative to the original file resolve as in the checkout.
-        argv = [unit.compiler, *flags, "-iquote", src_dir, "-c", str(copy), "-o", str(tmp / "unit.o")]
+        argv = [unit.compiler, *first, *flags, "-iquote", src_dir, "-c", str(copy), "-o", str(tmp / "unit.o")]
         done = gate.rec.run(cid, argv, unit.directory)
         if done["exit_code"] != 0:
             raise native_cache.CompileFailed(f"{variant} {rel}", done)
+        stale = nh.pristine_reads(tmp / "unit.d", unit.directory, gate.src, headers) if headers else []
+        if stale:
+            raise nb.StepFailed(f"{variant} {rel} still reads the checkout's {', '.join(stale)} (included "
+                                "relative to its includer's directory, which the overlay cannot shadow)")
         kept = native_cache._kept(gate.rec, done, tmp, Path(gate.cache) / key)
         return {"schema": "mlx-vjpcheck/unit/1", "unit": rel, "variant_first_built_as": variant,
-                "commands": [kept]}
+                "commands": [kept], **({"headers": sorted(headers)} if headers else {})}
     path, meta, reused = native_cache.entry(gate.cache, key, fill, gate.fresh)
     if reused:
         for cmd in meta.get("commands", []):

@@ -457,9 +457,7 @@ def test_what_a_patch_may_touch():
     assert G.classify("python/src/ops.cpp", units, True) == "core"
     assert G.classify("tests/ops_tests.cpp", units, True) == "tests"
     assert G.classify("python/mlx/nn/layers/linear.py", units, True) == "python"
-    with pytest.raises(G.InputError) as e:
-        G.classify("mlx/primitives.h", units, True)
-    assert "header mlx/primitives.h" in str(e.value) and "\n" not in str(e.value)
+    assert G.classify("mlx/primitives.h", units, True) == "header"   # its includers: test_gate_headers.py
     with pytest.raises(G.InputError, match="not a translation unit"):
         G.classify("python/src/ops.cpp", units, False)
     with pytest.raises(G.InputError, match="not a translation unit"):

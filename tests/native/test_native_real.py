@@ -129,11 +129,15 @@ def test_an_mlx_test_that_passes_pristine_and_fails_patched_fails_the_gate(tmp_p
     assert any(r["change"] == "pre-existing" for r in rows) or all(r["pristine"] == "pass" for r in rows)
 
 
-def test_a_header_patch_is_refused_in_one_line(tmp_path, capsys):
-    patch = diff_of(tmp_path, "mlx/primitives.h", "class Pad", "class Pad ")
-    code, out = gate(tmp_path, "--patch", str(patch))
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "mlx/primitives.h" in err[0] and not out.exists()
+def test_a_header_the_gate_cannot_apply_is_refused_in_one_line(tmp_path, capsys):
+    # another backend's header (no unit of a CPU build includes it), and one the build turns
+    # into the generated JIT preamble
+    for rel, anchor in (("mlx/backend/metal/device.h", "namespace mlx::core::metal {"),
+                        ("mlx/backend/cpu/simd/base_simd.h", "namespace mlx::core::simd {")):
+        patch = diff_of(tmp_path, rel, anchor, anchor + " ")
+        code, out = gate(tmp_path, "--patch", str(patch))
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and rel in err[0] and not out.exists(), err
 
 
 def test_gate_evidence_replays(tmp_path, capsys):
