@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MoE-shaped right-sorted gather_mm, forward + backward: pristine vs patched units.
 
-Usage: python bench/moe.py --mlx-source DIR --mlx-build DIR [--opt as-built|O0]
+Usage: python bench/moe.py --mlx-source DIR --mlx-build DIR [--opt as-built|O0] [--cache DIR]
                            [--shape TOKENS HIDDEN FFN EXPERTS] [--repeat R] [--rounds N]
        (defaults: $MLX_SOURCE_ROOT, $MLX_CPU_BUILD, as-built, 2048 512 1024 8, 5, 6)
 
@@ -33,7 +33,8 @@ from mlx_vjpcheck.native import gate as G  # noqa: E402
 
 
 def build(args, work: Path) -> dict:
-    gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, stages=("native",))
+    gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, cache=args.cache,
+                     stages=("native",))
     gate.rec, gate.work = nb.Recorder(work / "rec"), work
     built = G.build_variants(gate)
     return {v: b.suite_binary for v, b in built.items()}
@@ -54,6 +55,7 @@ def main() -> int:
     ap.add_argument("--mlx-build", default=os.environ.get("MLX_CPU_BUILD"))
     ap.add_argument("--patch", default=str(G.DEFAULT_PATCH))
     ap.add_argument("--opt", choices=("as-built", "O0"), default="as-built")
+    ap.add_argument("--cache", default=None, help="the gate's cache directory (default: its usual one)")
     ap.add_argument("--shape", type=int, nargs=4, default=(2048, 512, 1024, 8),
                     metavar=("TOKENS", "HIDDEN", "FFN", "EXPERTS"))
     ap.add_argument("--repeat", type=int, default=5, help="timed iterations per binary per round")

@@ -15,6 +15,10 @@
 //   vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS
 //       Times a MoE-shaped right-sorted gather_mm forward + backward (bench/moe.py).
 //
+//   vjpcheck-native --bench WORKLOAD REPEATS
+//       Times one named workload's forward + gradient and lists its graph's primitives
+//       (bench/speed.py); --bench-list prints the names, one a line.
+//
 //   vjpcheck-native --fast-path
 //       {"fast_path": {"gather_mm": bool, "gather_qmm": bool}}: whether a right-sorted,
 //       non-broadcast VJP still goes through the segmented matmul (build_and_test.py).
@@ -32,6 +36,7 @@
 #include "bench.hpp"
 #include "execute.hpp"
 #include "mlx_ops.hpp"
+#include "workloads.hpp"
 
 using namespace vjpcheck;
 
@@ -118,11 +123,17 @@ int main(int argc, char** argv) {
   mx::set_default_device(mx::Device::cpu);
   if (mode == "--serve" && argc == 3) return serve(argv[2]);
   if (mode == "--bench-moe" && argc == 7) return bench_moe(argv + 2, [](const json& j) { emit(j); });
+  if (mode == "--bench" && argc == 4) return bench_workload(argv + 2, [](const json& j) { emit(j); });
+  if (mode == "--bench-list" && argc == 2) {
+    for (auto& n : workload_names()) emit(n);
+    return 0;
+  }
   if (mode == "--fast-path" && argc == 2) return fast_path_probe([](const json& j) { emit(j); });
   if (argc < 2 || argc > 3 || mode.rfind("--", 0) == 0) {
     std::cerr << "usage: vjpcheck-native INPUT.json [START]\n"
                  "       vjpcheck-native --serve TOLERANCES.json\n"
                  "       vjpcheck-native --bench-moe TOKENS HIDDEN FFN EXPERTS REPEATS\n"
+                 "       vjpcheck-native --bench WORKLOAD REPEATS | --bench-list\n"
                  "       vjpcheck-native --fast-path\n";
     return 2;
   }
