@@ -254,6 +254,15 @@ const std::vector<Workload>& registry() {
                           [](const Arrays& a) {
                             return one(mx::addmm(mx::transpose(a[0]), a[1], a[2], 1.0f, 0.5f));
                           }); }},
+      {"slice_update_prod", "a (4096,256).at[1024:3072].multiply(v), float32; VJP a, v",
+       [] { return vjp_of({normal({4096, 256}, 1), normal({2048, 256}, 2)}, {0, 1}, [](const Arrays& a) {
+           return one(mx::slice_update_prod(a[0], a[1], {1024, 0}, {3072, 256}));
+         }); }},
+      {"checkpoint_grad", "checkpoint(tanh(x @ w) * x), x (512,512), w (512,512); VJP x, w",
+       [] {
+         auto body = [](const Arrays& a) { return one(mx::tanh(mx::matmul(a[0], a[1])) * a[0]); };
+         return vjp_of({normal({512, 512}, 1), normal({512, 512}, 2, 0.05f)}, {0, 1}, mx::checkpoint(body));
+       }},
       {"vmap_array_equal", "vmap over 32 of array_equal(a, b, equal_nan = true), both batched, float32 (1024,256)",
        [] { return vmap_of({normal({32, 1024, 256}, 1), normal({32, 1024, 256}, 1)},
                            [](const Arrays& a) { return one(mx::array_equal(a[0], a[1], true)); }); }},
