@@ -210,6 +210,9 @@ def test_the_patched_build_runs_a_patched_copy_of_the_tests(tmp_path):
     new = OLD_TESTS.replace("0.0, 0.0", "-1.0, -1.0")
     units = {}
     assert G.classify("python/tests/test_x.py", units, True) == "mlx-tests"
+    assert G.classify("python/tests/test_x.py", units, False) == "mlx-tests"   # not compiled: kept aside
+    with pytest.raises(G.InputError):   # negative control: other Python files still need the bindings
+        G.classify("python/mlx/nn/x.py", units, False)
     gate = G.Gate(MLX, src, tmp_path, tmp_path / "libm.a", units, {"python/tests/test_x.py": (OLD_TESTS, new)},
                   {"python/tests/test_x.py": "mlx-tests"}, "", [], "as-built", 1, tmp_path / "cache", False,
                   ("mlx-python",))
