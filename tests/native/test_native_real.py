@@ -61,7 +61,7 @@ def validates(out: Path) -> str:
 
 
 def test_the_patch_fixes_the_gather_pair_and_breaks_nothing(tmp_path, capsys):
-    extra = () if FULL else ("--mlx-tests-filter", "test_blas")
+    extra = () if FULL else ("--mlx-tests-filter", "blas")   # test_blas.py and blas_tests.cpp
     code, out = gate(tmp_path, *extra)
     text = capsys.readouterr().out
     assert code == 0, text[-3000:]
@@ -73,7 +73,12 @@ def test_the_patch_fixes_the_gather_pair_and_breaks_nothing(tmp_path, capsys):
     assert sum(r["pristine"] != "pass" and r["patched"] == "pass" for r in gather) > 50   # the fix
     assert not [r for r in rows if r["pristine"] == "pass" and r["patched"] != "pass"]
     corpus = [r for r in rows if r["source"] == "regression" and r["in_scope"]]
-    assert corpus and all(r["pristine"] != "pass" and r["patched"] == "pass" for r in corpus)
+    assert corpus and all(r["patched"] == "pass" for r in corpus)
+    # every entry shows on pristine but those of a class this commit does not have: conv_general's
+    # dilated_input_dx_shape is 0.32.4-only (the gate counts them as absent, not as missed)
+    absent = {r["scenario"] for r in corpus if r["pristine"] == "pass"}
+    assert {r["op"] for r in corpus if r["scenario"] in absent} <= {"conv_general"}, absent
+    assert len(absent) < len(corpus) / 10
     native = json.loads((out / "native" / "comparison.json").read_text())
     assert native["fast_path"]["patched"] == {"gather_mm": True, "gather_qmm": True}
     tests = json.loads((out / "mlx-tests.json").read_text())
