@@ -33,7 +33,7 @@ README_TEST = "python3 -m pip install -q -e '.[test]' && python3 -m pytest -q"
 
 try:
     import yaml
-except ImportError:     # PyYAML is not a test dependency: the line parser still runs
+except ImportError:     # PyYAML comes with the [test] extra; without it the line parser still runs
     yaml = None
 
 BAD = """\
