@@ -203,7 +203,10 @@ def test_strategy_keeps_its_promises(op):
     info, seen = ops.get(op), set()
     dtypes = ("float32", "float16", "bfloat16") + (("complex64",) if info.complex else ())
 
-    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    # derandomized: the same 60 cases every run, so whether each dtype and form is met
+    # does not depend on the draw (a random run missed where's complex64 once)
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
     @given(targets.strategy(op, dtypes))
     def check(s):
         assert not info.call_problems(s)

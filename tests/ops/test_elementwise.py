@@ -173,7 +173,7 @@ def test_strategy_draws_decided_cases_in_every_dtype_it_is_given(op):
     info, seen = ops.get(op), set()
     dtypes = ("float32", "float16", "bfloat16") + (("complex64",) if info.complex else ())
 
-    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(targets.strategy(op, dtypes))
     def check(s):
         assert not info.call_problems(s)
