@@ -51,6 +51,12 @@ class ReferenceUndecided(ValueError):
     """The float64 reference cannot certify a gradient here (not accurate enough)."""
 
 
+def as_float64(x) -> np.ndarray:
+    """x in float64, or in complex128 when it is complex (its imaginary part kept): the
+    precision every float64 reference computes in."""
+    return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
+
+
 def _phi(forward, inputs, name, flat_index, g, t):
     x = inputs[name]
     bumped = x.astype(np.result_type(x.dtype, type(t))).copy()

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core.numeric import ReferenceUndecided
+from ..core.numeric import ReferenceUndecided, as_float64
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
@@ -136,7 +136,7 @@ def case_maker(kind):
     sign = 1.0 if kind == "max" else -1.0
 
     def case(name, values, params, cot=None, views=(), desc=""):
-        v = np.asarray(values, dtype=np.complex128 if np.iscomplexobj(values) else np.float64)
+        v = as_float64(values)
         a = tensor(sign * v, views=list(views), dtype="complex64" if np.iscomplexobj(v) else "float32")
         return Scenario(name=f"cum{kind}/{name}", op=f"cum{kind}", operands={"a": a}, wrt=("a",),
                         params=params, cotangent=None if cot is None else _out_cot(cot, params),

@@ -42,6 +42,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..core import draw as D
+from ..core.numeric import as_float64
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
@@ -61,10 +62,6 @@ def inf_axis(params, ndim):
         raise ValueError("inf_rows needs an axis that is not reduced")
     return kept[0]
 
-
-def as_float64(x) -> np.ndarray:
-    """float64, or complex128 for complex input (which keeps its imaginary part)."""
-    return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 def with_inf_rows(x, params) -> np.ndarray:

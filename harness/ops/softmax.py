@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
+from ..core.numeric import as_float64
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
@@ -42,10 +43,6 @@ def probabilities(x, axes) -> np.ndarray:
     e = np.exp(x - np.max(x, axis=axes, keepdims=True))
     return e / np.sum(e, axis=axes, keepdims=True)
 
-
-def as_float64(x) -> np.ndarray:
-    """float64, or complex128 for complex input (which keeps its imaginary part)."""
-    return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 def reference(inp, params):

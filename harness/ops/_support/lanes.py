@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import draw as D
+from ...core.numeric import as_float64
 
 # --- scan windows and flags ------------------------------------------------------------------
 
@@ -40,7 +41,7 @@ def flag_name(rev, inc) -> str:
 def to_lanes(x, axis) -> np.ndarray:
     """float64 x (complex128 if complex) with the axis moved last (axis None: the
     flattened array, one lane)."""
-    x = np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
+    x = as_float64(x)
     return x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import draw as D
-from ...core.numeric import ReferenceUndecided
+from ...core.numeric import ReferenceUndecided, as_float64
 from ...core.scenario import Scenario
 from ...core.tensors import index_tensor, tensor
 from . import expression as E
@@ -137,14 +137,9 @@ def indices_of(inp) -> tuple:
     return inp.get(ROW_INDICES), inp.get(COL_INDICES)
 
 
-def _float(x) -> np.ndarray:
-    """float64, or complex128 for complex input (at_max / at_min order it as MLX does:
-    lexicographically, which numpy's complex comparisons also do)."""
-    return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
-
 
 def _flat(inp, params):
-    a, v = (_float(inp[k]) for k in ("a", "v"))
+    a, v = (as_float64(inp[k]) for k in ("a", "v"))
     return a, v, writes(a.shape, v.shape, *indices_of(inp), params)
 
 
@@ -183,7 +178,7 @@ def _extremal_winner(reduce, base, vf, srcs):
 
 def scatter_vjp(reduce, inp, g, params) -> dict:
     a, v, w = _flat(inp, params)
-    g = _float(g).ravel()
+    g = as_float64(g).ravel()
     dtype = np.result_type(a, v, g)
     da, dv, vf, af = g.astype(dtype), np.zeros(v.size, dtype=dtype), v.ravel(), a.ravel()
     for t, srcs in w.items():
