@@ -88,6 +88,11 @@ Prepared jvp_of(Arrays args, Fn f) {
   return {inputs, step};
 }
 
+// The forward of f alone (the patch changes a kernel that inference also runs).
+Prepared forward_of(Arrays args, Fn f) {
+  return {args, f};
+}
+
 // f mapped over axis 0 of every argument (the vmap rule is what the patch changes).
 Prepared vmap_of(Arrays args, Fn f) {
   auto step = [f](const Arrays& in) { return mx::vmap(f)(in); };
@@ -182,6 +187,15 @@ const std::vector<Workload>& registry() {
       {"topk_vocab", "topk k=50 of logits (16,32000) along the last axis; VJP",
        [] { return vjp_of({normal({16, 32000}, 1)}, {0}, [](const Arrays& a) {
            return one(mx::topk(a[0], 50, -1)); }); }},
+      {"topk_router_forward", "topk k=4 of router scores (4096,64) along the last axis; forward only",
+       [] { return forward_of({normal({4096, 64}, 1)}, [](const Arrays& a) {
+           return one(mx::topk(a[0], 4, -1)); }); }},
+      {"argpartition_vocab", "argpartition kth=-50 of logits (16,32000) along the last axis; forward only",
+       [] { return forward_of({normal({16, 32000}, 1)}, [](const Arrays& a) {
+           return one(mx::argpartition(a[0], -50, -1)); }); }},
+      {"partition_median", "partition kth=32 of x (4096,64) along the last axis; VJP",
+       [] { return vjp_of({normal({4096, 64}, 1)}, {0}, [](const Arrays& a) {
+           return one(mx::partition(a[0], 32, -1)); }); }},
       {"scatter_set", "a (8192,128).at[2048 distinct rows].set(v); VJP a, v",
        [] { return scatter_rows(Scatter::Set, 8192, 128, 2048); }},
       {"scatter_add", "a (16384,128).at[4096 random rows].add(v); VJP a, v",

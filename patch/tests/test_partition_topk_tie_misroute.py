@@ -13,8 +13,8 @@ def ascending(y):
 class TestPartitionVJP(mlx_tests.MLXTestCase):
     # Each output of partition (and topk) holds one input, so its cotangent
     # goes to that input: dx[order[p]] = g[p] for the ascending order of the
-    # lane. Tied values are ranked by position, as argsort ranks them: the
-    # r-th of the tied outputs holds the r-th of the tied inputs.
+    # lane. Which of tied inputs an output holds cannot be seen in the values;
+    # the cotangents of tied outputs go to the tied inputs, one each.
 
     def test_partition_untied_value(self):
         x = mx.array([0.0, 0.0, 1.0, 0.0])
@@ -40,13 +40,20 @@ class TestPartitionVJP(mlx_tests.MLXTestCase):
         )
 
     def test_partition_ties(self):
-        # ascending order of [2, 0, 2, 1] (ties by position): 1, 3, 0, 2
-        x = mx.array([2.0, 0.0, 2.0, 1.0])
-        g = mx.array([1.0, 2.0, 3.0, 4.0])
-        for kth in range(4):
+        # ascending order of [2, 1, 0, 1, 2]: 2, then 1 and 3 (tied), then 0
+        # and 4 (tied)
+        x = mx.array([2.0, 1.0, 0.0, 1.0, 2.0])
+        g = mx.array([1.0, 2.0, 3.0, 4.0, 5.0])
+        for kth in range(5):
             fun = lambda x: ascending(mx.partition(x, kth))
             _, (dx,) = mx.vjp(fun, [x], [g])
-            self.assertEqual(dx.tolist(), [3.0, 1.0, 4.0, 2.0])
+            dx = dx.tolist()
+            self.assertEqual(dx[2], 1.0)
+            self.assertEqual(sorted([dx[1], dx[3]]), [2.0, 3.0])
+            self.assertEqual(sorted([dx[0], dx[4]]), [4.0, 5.0])
+            # equal cotangents on the tied values: one answer
+            _, (dx,) = mx.vjp(fun, [x], [mx.array([1.0, 2.0, 2.0, 3.0, 3.0])])
+            self.assertEqual(dx.tolist(), [3.0, 2.0, 1.0, 2.0, 3.0])
 
     def test_partition_jvp(self):
         # The tangent of each output is the tangent of the input it holds
@@ -56,8 +63,8 @@ class TestPartitionVJP(mlx_tests.MLXTestCase):
         y, dy = y.tolist(), dy.tolist()
         self.assertEqual(dy[y.index(-1.0)], 5.0)
         self.assertEqual(dy[y.index(1.0)], 3.0)
-        # the zeros in output order hold inputs 0, 1, 3 in input order
-        self.assertEqual([d for v, d in zip(y, dy) if v == 0.0], [1.0, 2.0, 4.0])
+        # the zeros hold inputs 0, 1, 3, one each
+        self.assertEqual(sorted(d for v, d in zip(y, dy) if v == 0.0), [1.0, 2.0, 4.0])
 
     def test_topk(self):
         x = mx.array([0.0, 0.0, 1.0, 0.0])
@@ -81,6 +88,25 @@ class TestPartitionVJP(mlx_tests.MLXTestCase):
         fun = lambda x: ascending(mx.topk(x, 2))
         _, (dx,) = mx.vjp(fun, [x], [mx.array([2.0, 3.0])])
         self.assertEqual(dx.tolist(), [2.0, 3.0, 0.0])
+
+    def test_long_lane(self):
+        # A lane long enough for the kernels to partition, not insertion-sort;
+        # a cotangent of 10 times the value in the ascending order gives every
+        # element 10 times its value, however the ties are arranged.
+        x = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 9.0, 3.0]
+        g = mx.array([10.0 * v for v in sorted(x)])
+        expected = [30.0, 10.0, 40.0, 10.0, 50.0, 90.0, 20.0, 60.0]
+        expected += [50.0, 30.0, 50.0, 80.0, 90.0, 70.0, 90.0, 30.0]
+        for kth in (0, 5, 8, 15):
+            fun = lambda x: ascending(mx.partition(x, kth))
+            _, (dx,) = mx.vjp(fun, [mx.array(x)], [g])
+            self.assertEqual(dx.tolist(), expected)
+        # the top 6: 9, 9, 9, 8, 7, 6
+        fun = lambda x: ascending(mx.topk(x, 6))
+        _, (dx,) = mx.vjp(fun, [mx.array(x)], [g[-6:]])
+        expected = [0.0, 0.0, 0.0, 0.0, 0.0, 90.0, 0.0, 60.0]
+        expected += [0.0, 0.0, 0.0, 80.0, 90.0, 70.0, 90.0, 0.0]
+        self.assertEqual(dx.tolist(), expected)
 
 
 if __name__ == "__main__":
