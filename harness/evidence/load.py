@@ -159,7 +159,9 @@ def _strip_single_top(files: dict) -> dict:
     return files
 
 
-def load(path) -> Evidence:
+def load(path, prefetch: safezip.Prefetch | None = None) -> Evidence:
+    """The evidence at `path`; `prefetch`, a safezip.Prefetch of the same path begun earlier,
+    stands in for reading a zip here."""
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise BadInput(f"{path}: no such file or directory")
@@ -171,7 +173,8 @@ def load(path) -> Evidence:
         ev = _walk(p)
     elif p.is_file() and zipfile.is_zipfile(p):
         try:
-            files, problems = safezip.read(p)
+            got = prefetch.take() if prefetch is not None and prefetch.path == path else None
+            files, problems = got if got is not None else safezip.read(p)
         except safezip.NotAZip as e:
             raise BadInput(str(e)) from None
         ev = Evidence(str(p), _strip_single_top(files), problems)

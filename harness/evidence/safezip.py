@@ -23,6 +23,7 @@ import os
 import re
 import stat
 import struct
+import threading
 import unicodedata
 import zipfile
 import zlib
@@ -280,3 +281,34 @@ def read(path) -> tuple:
             except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, NotImplementedError) as e:
                 problems.append(f"unreadable entry {info.filename!r}: {reason(e)}")
         return ({}, problems) if problems else (files, [])
+
+
+class Prefetch:
+    """read(path) begun on another thread, so that inflating the entries (zlib lets go of
+    the GIL while it works) overlaps the caller's own start-up, such as importing numpy.
+    Only a regular file is read (a symlink or a directory is for the caller to judge);
+    take() gives what read gives, raises what it raised, or None when nothing was read."""
+
+    def __init__(self, path):
+        self.path, self._result, self._error, self._thread = path, None, None, None
+        try:
+            regular = stat.S_ISREG(os.lstat(path).st_mode)
+        except (OSError, ValueError):
+            regular = False
+        if regular:
+            self._thread = threading.Thread(target=self._read, name="safezip-prefetch", daemon=True)
+            self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            self._result = read(self.path)
+        except BaseException as e:   # raised again in the caller's thread, by take()
+            self._error = e
+
+    def take(self):
+        if self._thread is None:
+            return None
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result

@@ -314,6 +314,7 @@ class Started:
             return
         if work is not None:
             self.running = parallel.start(lambda g, share: check_records(g, share, rc), work)
+            _identities(data, rc)
 
     def finish(self, group) -> None:
         """Everything into `group`, in the order a check from scratch gives it."""
@@ -361,12 +362,17 @@ def _work(group, name: str, data, rc: Recomputer) -> list | None:
             continue
         seen.add(key)
         work.append((where, scenarios[key[0]], rec))
-    for scen in scenarios.values():   # here, before the fork: the binding reads them too
+    return work
+
+
+def _identities(data, rc: Recomputer) -> None:
+    """Every scenario's identity (canonical text and hash), which the binding reads: made
+    here after the fork, while the other processes recheck (each makes its own records')."""
+    for scen in data["scenarios"].values():
         try:
             rc.identity(scen)
         except (TypeError, ValueError, RecursionError):   # failed, with its reason, as its records are checked
             pass
-    return work
 
 
 def start_results(name: str, data, rc: Recomputer) -> Started:
