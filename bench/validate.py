@@ -44,8 +44,8 @@ HWM = ("def hwm():\n"
        "    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
        "    return kb // 1024 if sys.platform == 'darwin' else kb\n")
 PEAK = (HWM + "import sys; sys.argv = ['mlx-vjpcheck', 'validate', sys.argv[1]]\n"
-        "from mlx_vjpcheck.cli.main import main\nrc = main()\n"
-        "print('PEAK_KB', hwm(), file=sys.stderr)\nsys.exit(rc)")
+        "from mlx_vjpcheck.cli.main import main\nfrom mlx_vjpcheck.cli import leave\nrc = main()\n"
+        "print('PEAK_KB', hwm(), file=sys.stderr)\nsys.exit(leave(rc))")
 BASE = HWM + "import numpy\nprint(hwm())"
 
 

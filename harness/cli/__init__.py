@@ -7,6 +7,7 @@ Each subcommand module exposes add_parser(subparsers, name) and main(args).
 Exit codes everywhere: 0 all good, 1 a check failed, 2 usage or environment
 error, 130 interrupted.
 """
+import os
 import sys
 
 
@@ -15,10 +16,24 @@ def entry() -> int:
     guard, so a Ctrl-C during start-up is the same one line and exit 130."""
     try:
         from .main import main
-        return main()
+        return leave(main())
     except KeyboardInterrupt:
         print("mlx-vjpcheck: interrupted", file=sys.stderr)
         return 130
+
+
+def leave(code: int) -> int:
+    """`code`, or, when the subcommand kept objects to the end (options.keep), the process
+    ends here with it: output flushed, the interpreter's teardown skipped."""
+    from .options import kept
+    if not kept():
+        return code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a reader that left, a closed stream: nothing more to say
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ def _checked(args, pending) -> int:
     from ..validation import arrays, attestation, evidence
     _plugins()
     ev = load(args.path, pending)
+    options.keep(ev)   # freed by the end of the process, not object by object on return
     ev.files.release_text = True   # hashes are checked before any parse; only parsed JSON is read after
     ev.files.compact = arrays.for_results   # checks' values as arrays: half the memory of lists
     groups, facts = evidence.validate_all(ev, use_cache=not args.no_cache)

@@ -50,6 +50,8 @@ class Context:
     facts: Facts
     # path -> records.Started: a results file's rechecks begun before its schema check
     started: dict = field(default_factory=dict)
+    # SUMMARY.md's check, made while the other CPUs recheck records, reported in its turn
+    summary: Ahead | None = None
 
     @property
     def files(self):
@@ -187,6 +189,28 @@ def _readable(ctx: Context, name: str, kind: Kind, g: Group):
     return data
 
 
+class Ahead:
+    """A check made before its turn, while this process would otherwise wait for the other
+    CPUs' rechecks; take() gives its value in its turn, or raises what it raised then."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args, self.done, self.value, self.error = fn, args, False, None, None
+
+    def run(self) -> None:
+        if not self.done:
+            self.done = True
+            try:
+                self.value = self.fn(*self.args)
+            except Exception as e:
+                self.error = e
+
+    def take(self):
+        self.run()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
 def _start_early(ctx: Context, kind: Kind, name: str) -> None:
     """A results file's record rechecks begun on the other CPUs before its schema check,
     which this process makes meanwhile; they count only when the schema passes (check_results
@@ -236,6 +260,8 @@ def file_groups(ctx: Context, names: set) -> list:
             _start_early(ctx, kind, name)
             try:
                 data = _readable(ctx, name, kind, g)
+                if data is not None and name in ctx.started and ctx.summary is not None:
+                    ctx.summary.run()   # the others recheck meanwhile
                 if data is not None:
                     _guarded(g, kind.check, g, ctx, name, data)
             finally:   # not checked after all (the schema refused it): the work begun is dropped
@@ -300,10 +326,10 @@ def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:
     present = {n for n in names if n in ev.files}
     parse_all(ev.files, present)   # first: the text of a file is let go as the table comes in
     table = catalog_table.get(use_cache)
-    ctx = Context(ev, verified, records.Recomputer(table), table, facts)
+    ctx = Context(ev, verified, records.Recomputer(table), table, facts, summary=Ahead(summary_groups, ev))
     groups = [mg] + file_groups(ctx, present)
     _gate_verdicts(ctx)
-    groups += probe_groups(ev) + crosschecks.groups(ev, verified) + summary_groups(ev)
+    groups += probe_groups(ev) + crosschecks.groups(ev, verified) + ctx.summary.take()
     return groups, facts
 
 

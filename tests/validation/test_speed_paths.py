@@ -21,7 +21,7 @@ import pytest
 
 import helpers.evidence_fixtures as fx
 from mlx_vjpcheck.core import checks, jsonio
-from mlx_vjpcheck.evidence import strict
+from mlx_vjpcheck.evidence import strict, summary
 from mlx_vjpcheck.judging import rechecks
 from mlx_vjpcheck.validation import arrays, parallel, records, schema
 from mlx_vjpcheck.validation.groups import Group
@@ -408,15 +408,69 @@ def _report_of(run, early: bool, monkeypatch) -> tuple:
         return evidence.report(evidence.validate_all(ev)[0])
 
 
-@pytest.mark.parametrize("edit", ["none", "value", "schema"])
+@pytest.mark.parametrize("edit", ["none", "value", "schema", "summary"])
 def test_rechecks_begun_before_the_schema_check_say_what_checking_in_turn_says(tmp_path, monkeypatch, edit):
+    """Begun early, the rechecks and SUMMARY.md's check (made meanwhile) report what
+    checking each in its turn reports."""
     run = fx.run_dir(tmp_path / "run")
+    (run / "SUMMARY.md").write_text(summary.render(files_of(run)), encoding="utf-8")
+    fx.rewrite_manifest(run)
     change = {"value": lambda d: d["records"][3]["checks"][0].update(observed=[[7.0, 7.0]], observed_shape=[1, 2]),
               "schema": lambda d: d["records"][2]["checks"][0].update(atol=-1.0)}.get(edit)
     if change:
         fx.edit_json(run / "results.json", change, remanifest=True)
+    if edit == "summary":
+        (run / "SUMMARY.md").write_text("all pass\n", encoding="utf-8")
+        fx.rewrite_manifest(run)
     early = _report_of(run, True, monkeypatch)
     assert early == _report_of(run, False, monkeypatch)
     assert early[1] == (edit == "none")   # negative control: each edit is caught
     if edit == "schema":
         assert any("does not follow results.schema.json" in line for line in early[0])
+    if edit == "summary":
+        assert any("SUMMARY.md differs" in line for line in early[0])
+
+
+def files_of(root) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_bundle_read_ahead_on_another_thread_loads_as_one_read_here(tmp_path):
+    """safezip.Prefetch stands in for the read load() would make: the same files and
+    problems; a path that is no zip, a directory or missing is judged by load() as before."""
+    from mlx_vjpcheck.evidence import bundle, safezip
+    from mlx_vjpcheck.evidence.load import BadInput, load
+    from mlx_vjpcheck.validation import evidence
+    run = fx.run_dir(tmp_path / "run")
+    data, _ = bundle.build(run, evidence.check)
+    zpath = tmp_path / "b.zip"
+    zpath.write_bytes(data)
+    ahead = load(zpath, safezip.Prefetch(zpath))
+    assert (ahead.files, ahead.problems) == (load(zpath).files, load(zpath).problems) and ahead.files
+    polyglot = tmp_path / "p.zip"
+    polyglot.write_bytes(b"#!/bin/sh\necho hi\n" + data)   # bytes outside the entries: refused alike
+    assert load(polyglot, safezip.Prefetch(polyglot)).problems == load(polyglot).problems != []
+    text = tmp_path / "t.zip"
+    text.write_text("not a zip")
+    for path in (text, tmp_path / "missing.zip"):
+        with pytest.raises(BadInput) as here:
+            load(path)
+        with pytest.raises(BadInput) as early:
+            load(path, safezip.Prefetch(path))
+        assert str(early.value) == str(here.value)
+    assert load(run, safezip.Prefetch(run)).files == load(run).files   # a directory: walked as before
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_the_console_script_leaves_at_once_only_when_objects_were_kept(kept):
+    """cli.leave: the exit code either way; with kept objects the process ends at once,
+    its output flushed (a line still buffered is not lost), and nothing after it runs."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom mlx_vjpcheck.cli import leave, options\n"
+            "sys.stdout.write('said'); sys.stderr.write('warned')\n"
+            + ("options.keep(list(range(10)))\n" if kept else "")
+            + "rc = leave(3)\nprint(' and returned'); sys.exit(rc)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 3
+    assert p.stdout == ("said" if kept else "said and returned\n") and p.stderr == "warned"
