@@ -14,6 +14,14 @@ reference is the canonical sorted lane of _support/sorting.py. A
 Partition::vjp that routes a cotangent by any order other than the forward's
 is caught, since the canonical gather sends each cotangent to the partition
 output slot that held its value. Ties: equal cotangents on tied values only.
+
+Complex input (complex64): MLX's lexicographic order (real part, then
+imaginary part; _support/sorting.py), the cotangent moved unconjugated. Twins
+of plain scenarios (distinct real parts); then lanes whose real parts tie,
+kth inside such a block: `real_part_tie/value_cotangent` (one cotangent per
+real part: differentiable) and `convention/real_part_tie` (different
+cotangents: routed by MLX's order; not differentiable there, only the
+reference and vmap oracles judge).
 """
 from __future__ import annotations
 
@@ -23,16 +31,17 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from ._support.lanes import with_layout
-from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_length, lane_shape_and_axis,
-                               reference, reference_vjp, value_cotangent)
+from ._support.complex_parts import complex_twin
+from ._support.sorting import (M, M_COT, REAL_TIE, REAL_TIE_COT, draw_cotangent, draw_operand, draw_values,
+                               lane_length, lane_shape_and_axis, reference, reference_vjp, value_cotangent)
 from ._support import expression as E
 
 # --- catalog: the reference is _support/sorting.py's --------------------------------------
 
 def _case(name, a, params, cot=None, desc="", tags=()):
+    cdt = "complex64" if np.iscomplexobj(cot) else "float32"
     return Scenario(name=f"partition/{name}", op="partition", operands={"a": a}, wrt=("a",),
-                    params=params, cotangent=None if cot is None else tensor(cot), family="sort",
+                    params=params, cotangent=None if cot is None else tensor(cot, dtype=cdt), family="sort",
                     description=desc, defect_tags=tuple(tags))
 
 
@@ -64,6 +73,33 @@ def defect_scenarios() -> list:
 
 
 def scenarios() -> list:
+    return scenarios_real() + complex_scenarios()
+
+
+def complex_scenarios() -> list:
+    """complex64: twins of plain scenarios (distinct real parts in every lane), then
+    REAL_TIE's lanes (_support/sorting.py) with kth inside a block of equal real parts."""
+    plain = {s.name: s for s in scenarios_real()}
+    twins = [complex_twin(plain[f"partition/{n}"], seed) for n, seed in
+             (("kth2/axis_last", 74), ("kth7/axis_none", 75), ("kth5/wide_lane", 76), ("kth1/transposed", 77))]
+    tie = np.array(REAL_TIE)
+    srt = np.sort(tie, axis=-1)   # numpy's complex order is MLX's for finite values
+    cot = np.array(REAL_TIE_COT)
+    return twins + [
+        _case("real_part_tie/value_cotangent/complex64", tensor(tie, dtype="complex64"), {"kth": 2, "axis": -1},
+              value_cotangent(srt), desc="equal real parts, the imaginary part orders them (MLX's lexicographic "
+                                         "order); one cotangent per real part: differentiable"),
+        _case("real_part_tie/value_cotangent/axis0/complex64", tensor(tie.T, dtype="complex64"),
+              {"kth": -3, "axis": 0}, value_cotangent(srt.T, 4), desc="the same lanes along axis 0 (strided lanes)"),
+        _case("convention/real_part_tie/kth2/complex64", tensor(tie[:2], dtype="complex64"), {"kth": 2, "axis": -1},
+              cot, desc="kth inside a block of equal real parts; different cotangents: routed by MLX's order "
+                        "(not differentiable there)"),
+        _case("convention/real_part_tie/kth_minus2/complex64", tensor(tie[:2], dtype="complex64"),
+              {"kth": -2, "axis": -1}, cot, desc="kth -2: the partition point between two equal real parts"),
+    ]
+
+
+def scenarios_real() -> list:
     m, mc = np.array(M, dtype=np.float64), np.array(M_COT, dtype=np.float64)
     wide = np.array([[13, -2, 7, 21, 0, 9, -8, 4, 16, 1, -5]], dtype=np.float64)
     wide_cot = np.arange(11, dtype=np.float64)[None] % 7 - 3
@@ -94,11 +130,11 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     shape, axis = lane_shape_and_axis(draw)
     n = lane_length(shape, axis)
     kth = draw(D.irange(0, n - 1)) - (n if draw(D.choice((False, True))) else 0)
-    values, mode = draw_values(draw, shape, axis)
+    values, mode = draw_values(draw, shape, axis, dtype)
     params = {"kth": kth, "axis": axis}
     y = reference({"a": values}, params)
     cot, cmode = draw_cotangent(draw, y, 1.0, mode, dtype)
-    return D.finish(Scenario(name="", op="partition", operands={"a": with_layout(draw, values, dtype)},
+    return D.finish(Scenario(name="", op="partition", operands={"a": draw_operand(draw, values, dtype)},
                              wrt=("a",), cotangent=cot, params=params, family="sort",
                              description=f"generated: kth {kth}, axis {axis}, {mode} values, cotangent {cmode}"))
 
@@ -116,7 +152,7 @@ OPS = (OpInfo(
     name="partition", summary="mx.partition (Partition): every kth, negative kth, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, mlx_call=".ops.repro.partition:mlx_call", call_expression=call_expression,
-    primitives=("Partition", "GatherAxis", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+    primitives=("Partition", "GatherAxis", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="y[p] = x[order[p]], the partitioned lane put in ascending order; dx[order[p]] = g[p] "
          "(tied values only with equal cotangents)"),)

@@ -11,6 +11,16 @@ The gradient routes each output's cotangent to the input that holds it;
 unselected inputs get exactly 0. Ties: inside the selected set or inside the
 rest with equal cotangents only; a tie across the boundary only with zero
 cotangent on the boundary value (otherwise the reference refuses to judge).
+
+Complex input (complex64): the k largest in MLX's lexicographic order (real
+part, then imaginary part; _support/sorting.py), the cotangent moved
+unconjugated. Twins of plain scenarios (distinct real parts); then lanes whose
+real parts tie: `real_part_tie/value_cotangent` (one cotangent per real part,
+zero on a block of equal real parts the selection cuts: differentiable) and
+`convention/real_part_tie` (the selection cuts such a block, and the cotangents
+differ: the imaginary part decides which member is returned, and MLX's VJP
+routes by that choice; not differentiable there, only the reference and vmap
+oracles judge).
 """
 from __future__ import annotations
 
@@ -20,9 +30,10 @@ from ..core import draw as D
 from ..core.opinfo import OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
-from ._support.lanes import with_layout
-from ._support.sorting import (M, M_COT, draw_cotangent, draw_values, lane_length, lane_shape_and_axis,
-                               sort_axis, sorted_tail, sorted_tail_vjp, value_cotangent)
+from ._support.complex_parts import complex_twin
+from ._support.sorting import (M, M_COT, REAL_TIE, REAL_TIE_COT, draw_cotangent, draw_operand, draw_values,
+                               lane_length, lane_shape_and_axis, sort_axis, sorted_tail, sorted_tail_vjp,
+                               value_cotangent)
 from ._support import expression as E
 
 
@@ -43,8 +54,9 @@ def reference_vjp(inp, g, params):
 # --- catalog ---------------------------------------------------------------------------------
 
 def _case(name, a, params, cot=None, desc="", tags=()):
+    cdt = "complex64" if np.iscomplexobj(cot) else "float32"
     return Scenario(name=f"topk/{name}", op="topk", operands={"a": a}, wrt=("a",), params=params,
-                    cotangent=None if cot is None else tensor(cot), family="sort", description=desc,
+                    cotangent=None if cot is None else tensor(cot, dtype=cdt), family="sort", description=desc,
                     defect_tags=tuple(tags))
 
 
@@ -64,8 +76,10 @@ def defect_scenarios() -> list:
 
 def boundary_safe(y_full_sorted, k) -> np.ndarray:
     """1 on the returned (last k) sorted positions, 0 where their value also sits just
-    below the boundary: such a tied block is cut, and only zero cotangent is judged."""
-    v = np.asarray(y_full_sorted, dtype=np.float64)
+    below the boundary: such a tied block is cut, and only zero cotangent is judged.
+    Complex: where their real part does (a block of equal real parts the selection cuts
+    is not differentiable either, _support/sorting.py)."""
+    v = np.real(np.asarray(y_full_sorted)).astype(np.float64)
     n = v.shape[-1]
     ok = np.ones(v.shape[:-1] + (k,))
     if 0 < k < n:
@@ -74,6 +88,32 @@ def boundary_safe(y_full_sorted, k) -> np.ndarray:
 
 
 def scenarios() -> list:
+    return scenarios_real() + complex_scenarios()
+
+
+def complex_scenarios() -> list:
+    """complex64: twins of plain scenarios (distinct real parts in every lane), then
+    REAL_TIE's lanes (_support/sorting.py) with k = 3, which cuts a block of equal real
+    parts in the first two rows and keeps a block with an exact tie whole in the third."""
+    plain = {s.name: s for s in scenarios_real()}
+    twins = [complex_twin(plain[f"topk/{n}"], seed) for n, seed in
+             (("k2/axis_last", 70), ("k3/axis_none", 71), ("k3/strided", 72), ("k_full/early_return", 73))]
+    tie = np.array(REAL_TIE)
+    srt = np.sort(tie, axis=-1)   # numpy's complex order is MLX's for finite values
+    cot = value_cotangent(srt[:, 3:]) * boundary_safe(srt, 3)
+    return twins + [
+        _case("real_part_tie/value_cotangent/complex64", tensor(tie, dtype="complex64"), {"k": 3, "axis": -1}, cot,
+              desc="equal real parts, the imaginary part orders them (MLX's lexicographic order); one cotangent per "
+                   "real part, zero on the block the selection cuts: differentiable"),
+        _case("real_part_tie/value_cotangent/axis0/complex64", tensor(tie.T, dtype="complex64"),
+              {"k": 3, "axis": 0}, cot.T, desc="the same lanes along axis 0 (strided lanes)"),
+        _case("convention/real_part_tie/complex64", tensor(tie[:2], dtype="complex64"), {"k": 3, "axis": -1},
+              np.array(REAL_TIE_COT)[:, 3:], desc="k = 3 cuts a block of equal real parts; different cotangents: "
+              "the imaginary part picks the returned member and MLX routes by it (not differentiable there)"),
+    ]
+
+
+def scenarios_real() -> list:
     m, mc = np.array(M, dtype=np.float64), np.array(M_COT, dtype=np.float64)
     ties = np.array([[2, 5, 5, -1, 0], [1, 1, 7, 1, 1], [4, 0, 4, 0, 4]], dtype=np.float64)
     cut = np.array([[6, 2, 6, 6, -3]], dtype=np.float64)   # top-2 cuts the block of three 6s
@@ -109,14 +149,14 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
     shape, axis = lane_shape_and_axis(draw)
     n = lane_length(shape, axis)
     k = draw(D.irange(1, n))
-    values, mode = draw_values(draw, shape, axis)
+    values, mode = draw_values(draw, shape, axis, dtype)
     params = {"k": k, "axis": axis}
     lanes_full = np.sort(values.reshape(-1) if axis is None else np.moveaxis(values, axis, -1), axis=-1)
     ok = boundary_safe(lanes_full, k)
     ok = ok.reshape(-1) if axis is None else np.moveaxis(ok, -1, axis)
     y = reference({"a": values}, params)
     cot, cmode = draw_cotangent(draw, y, ok, mode, dtype)
-    return D.finish(Scenario(name="", op="topk", operands={"a": with_layout(draw, values, dtype)},
+    return D.finish(Scenario(name="", op="topk", operands={"a": draw_operand(draw, values, dtype)},
                              wrt=("a",), cotangent=cot, params=params, family="sort",
                              description=f"generated: k {k}, axis {axis}, {mode} values, cotangent {cmode}"))
 
@@ -134,7 +174,7 @@ OPS = (OpInfo(
     name="topk", summary="mx.topk (Partition + slice): k from 0 to the lane length, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, mlx_call=".ops.repro.topk:mlx_call", call_expression=call_expression,
-    primitives=("Partition", "Slice", "GatherAxis", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=False,   # the float64 reference is real-only (docs/checking.md)
+    primitives=("Partition", "Slice", "GatherAxis", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case,
     rule="y = the k largest entries of each lane, in ascending order; dx[j] = the cotangent of the "
          "output holding x[j], 0 where x[j] is not selected (tied values only with equal cotangents)"),)

@@ -79,9 +79,10 @@ def _outcome(fn, s, primals) -> tuple:
         return ("forward", f"{type(e).__name__}: {e}")
     if not s.info.has_vjp:
         return ("ok", _numpy(y), [])
-    cot = expected.cotangent(s, _numpy(y).astype(np.float64))
+    cplx = y.dtype == mx.complex64   # a complex cotangent keeps its imaginary part
+    cot = expected.cotangent(s, _numpy(y).astype(np.complex128 if cplx else np.float64))
     try:
-        _, grads = mx.vjp(fn, primals, [mx.array(cot.astype(np.float32), dtype=y.dtype)])
+        _, grads = mx.vjp(fn, primals, [mx.array(cot.astype(np.complex64 if cplx else np.float32), dtype=y.dtype)])
         mx.eval(grads)
     except Exception as e:
         return ("vjp", _numpy(y), f"{type(e).__name__}: {e}")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import needs_pinned_mlx
+from helpers import sorting as S
 from helpers import wrong_vjp as W
-from mlx_vjpcheck.ops._support import lanes as L
 
 
 def test_reference_is_the_canonical_sorted_lane():
@@ -28,23 +28,21 @@ def test_reference_is_the_canonical_sorted_lane():
 
 def test_hand_written_vjp_agrees_with_differences():
     """Every catalog scenario, ties included: with the tie rule's cotangents the
-    function is smooth there, so differences must agree too."""
-    from mlx_vjpcheck.cases import expected
-    from mlx_vjpcheck.core import numeric
+    function is smooth there, so differences must agree too. Complex ones as well
+    (distinct real parts, or one cotangent per block of equal real parts); only the
+    convention/real_part_tie scenarios sit where the lexicographic order is not
+    locally constant, and there differences must refuse to decide."""
     from mlx_vjpcheck.ops import partition
     info = partition.OPS[0]
-    scenarios = W.scenarios("partition")
-    for s in scenarios:
-        inputs = expected.logical_inputs(s)
-        g = expected.cotangent(s, info.reference(inputs, s.params))
-        hand = info.reference_vjp(inputs, g, s.params)["a"]
-        diff = numeric.vjp_by_differences(lambda v: info.reference(v, s.params), inputs, g, ("a",))
-        assert np.allclose(hand, diff["a"], rtol=0, atol=1e-8), s.name
-    assert len(scenarios) >= 10
+    got = S.check_against_differences("partition", info)
+    assert len(got["agree"]) >= 10 and S.complex_counts(got["agree"]) >= 6, got
+    assert got["undecided"] and all("/convention/real_part_tie/" in n for n in got["undecided"]), got
 
 
 def test_strategy_cases_are_all_judged():
-    """Generated ties always come with cotangents the reference can judge."""
+    """Generated ties always come with cotangents the reference can judge; complex64
+    draws (distinct real parts, or a cotangent constant over each block of equal real
+    parts) sit where differences confirm the hand-written VJP."""
     from hypothesis import HealthCheck, given, settings
 
     from mlx_vjpcheck.cases import expected
@@ -53,13 +51,17 @@ def test_strategy_cases_are_all_judged():
 
     @settings(max_examples=80, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
-    @given(targets.strategy("partition", ("float32", "bfloat16")))
+    @given(targets.strategy("partition", ("float32", "bfloat16", "complex64")))
     def check(s):
         exp = expected.expected(s)   # ReferenceUndecided would fail here
         assert np.all(np.isfinite(exp["forward"]))
         seen.add(s.description.split(",")[-2].strip())
+        seen.add(s.dtype)
+        if s.dtype == "complex64":   # drawn where a complex sort is differentiable: differences agree
+            assert S.differentiable_here(s), s.description
+            seen.add(f"complex64 {s.description.split(',')[-2].strip()}")
     check()
-    assert {"distinct values", "ties values"} <= seen, seen
+    assert {"distinct values", "ties values", "complex64 distinct values", "complex64 ties values"} <= seen, seen
 
 
 # --- semantic mutants --------------------------------------------------------------------------
@@ -72,48 +74,29 @@ def _partition_view(ctx):
     import mlx.core as mx
     axis = ctx.params.get("axis", -1)
     ax = 0 if axis is None else axis
-    y = mx.partition(mx.array(ctx.operands["a"].astype(np.float32)), ctx.params["kth"], axis=axis)
+    a, cot = ctx.operands["a"], ctx.cot
+    single = np.complex64 if np.iscomplexobj(a) or np.iscomplexobj(cot) else np.float32
+    y = mx.partition(mx.array(a.astype(single)), ctx.params["kth"], axis=axis)
 
     def reorder(t):
         return mx.take_along_axis(t, mx.argsort(mx.stop_gradient(t), axis=ax), axis=ax)
-    _, (g,) = mx.vjp(reorder, [y], [mx.array(ctx.cot.astype(np.float32))])
-    return np.array(y, dtype=np.float64), np.array(g, dtype=np.float64)
+    _, (g,) = mx.vjp(reorder, [y], [mx.array(cot.astype(single))])
+    double = np.complex128 if single is np.complex64 else np.float64
+    return np.array(y).astype(double), np.array(g).astype(double)
 
 
-def _positions(x_lane, y_lane) -> list:
-    """Where each output value came from (first unused equal input)."""
-    used, out = set(), []
-    for v in y_lane:
-        j = next(j for j in range(len(x_lane)) if x_lane[j] == v and j not in used)
-        used.add(j)
-        out.append(j)
-    return out
+_positions, _scattered = S.positions, S.scattered
 
 
 def _lanewise(rule):
     """A wrong Partition VJP built lane by lane: rule(x_lane, y_lane, g_lane) -> dx_lane."""
-    def backward(ctx):
-        axis, x = ctx.params.get("axis", -1), ctx.operands["a"]
-        y, g = _partition_view(ctx)
-        xl, yl, gl = L.to_lanes(x, axis), L.to_lanes(y, axis), L.to_lanes(g, axis)
-        dx = np.zeros(xl.shape)
-        for lane in np.ndindex(xl.shape[:-1]):
-            dx[lane] = rule(xl[lane], yl[lane], gl[lane])
-        return {"a": L.lanes_to_input(dx, x.shape, axis)}
-    return backward
-
-
-def _scattered(x, y, g):
-    """The true routing: each output's cotangent to the input that holds its value."""
-    dx = np.zeros(len(x))
-    dx[_positions(x, y)] = g
-    return dx
+    return S.lanewise(rule, view=_partition_view)
 
 
 def _as_if_sorted(x, y, g):
     """The cotangent routed as if partition's output were fully sorted (argsort
     instead of the forward's own order)."""
-    dx = np.zeros(len(x))
+    dx = np.zeros(len(x), dtype=np.result_type(x.dtype, g.dtype))
     dx[np.argsort(x, kind="stable")] = g
     return dx
 
@@ -135,6 +118,23 @@ def test_the_true_routing_planted_the_same_way_passes_everything():
     tie_misroute ones included: what they demand is reachable by a correct rule."""
     st = W.statuses("partition", _lanewise(_scattered))
     assert st and set(st.values()) == {"pass"}, st
+
+
+
+# --- complex64: mutants that differ from the truth only on complex input -----------------------
+
+@pytest.mark.parametrize("mutant", sorted(S.COMPLEX_MUTANTS))
+def test_complex_mutant_is_rejected_by_complex_scenarios_only(mutant):
+    """A conjugated cotangent, a dropped imaginary part, and routing by the real parts
+    alone are each rejected, and only by complex scenarios (on real input each is the
+    true rule). The real-part order differs from MLX's lexicographic one only inside
+    a block of equal real parts carrying different cotangents: exactly the
+    convention/real_part_tie scenarios reject it."""
+    rejected = S.rejected_by("partition", S.COMPLEX_MUTANTS[mutant], view=_partition_view)
+    assert rejected and all(n.endswith("/complex64") for n in rejected), rejected
+    if mutant == "by_real_part":
+        convention = {s.name for s in W.scenarios("partition") if S.CONVENTION in s.name}
+        assert convention and set(rejected) == convention, rejected
 
 
 # --- MLX 0.32.4: clean except the tie_misroute scenarios, whose probe says "present" -----------

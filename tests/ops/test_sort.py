@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import needs_pinned_mlx
+from helpers import sorting as S
 from helpers import wrong_vjp as W
-from mlx_vjpcheck.ops._support import lanes as L
 
 
 # --- reference: hand-computed, and the tie rule -----------------------------------------------
@@ -41,23 +41,21 @@ def test_tie_rule():
 
 def test_hand_written_vjp_agrees_with_differences():
     """Every catalog scenario, ties included: with the tie rule's cotangents the
-    function is smooth there, so differences must agree too."""
-    from mlx_vjpcheck.cases import expected
-    from mlx_vjpcheck.core import numeric
+    function is smooth there, so differences must agree too. Complex ones as well
+    (distinct real parts, or one cotangent per block of equal real parts); only the
+    convention/real_part_tie scenarios sit where the lexicographic order is not
+    locally constant, and there differences must refuse to decide."""
     from mlx_vjpcheck.ops import sort
     info = sort.OPS[0]
-    scenarios = W.scenarios("sort")
-    for s in scenarios:
-        inputs = expected.logical_inputs(s)
-        g = expected.cotangent(s, info.reference(inputs, s.params))
-        hand = info.reference_vjp(inputs, g, s.params)["a"]
-        diff = numeric.vjp_by_differences(lambda v: info.reference(v, s.params), inputs, g, ("a",))
-        assert np.allclose(hand, diff["a"], rtol=0, atol=1e-8), s.name
-    assert len(scenarios) >= 10
+    got = S.check_against_differences("sort", info)
+    assert len(got["agree"]) >= 10 and S.complex_counts(got["agree"]) >= 6, got
+    assert got["undecided"] and all("/convention/real_part_tie/" in n for n in got["undecided"]), got
 
 
 def test_strategy_cases_are_all_judged():
-    """Generated ties always come with cotangents the reference can judge."""
+    """Generated ties always come with cotangents the reference can judge; complex64
+    draws (distinct real parts, or a cotangent constant over each block of equal real
+    parts) sit where differences confirm the hand-written VJP."""
     from hypothesis import HealthCheck, given, settings
 
     from mlx_vjpcheck.cases import expected
@@ -66,50 +64,26 @@ def test_strategy_cases_are_all_judged():
 
     @settings(max_examples=80, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
-    @given(targets.strategy("sort", ("float32", "bfloat16")))
+    @given(targets.strategy("sort", ("float32", "bfloat16", "complex64")))
     def check(s):
         exp = expected.expected(s)   # ReferenceUndecided would fail here
         assert np.all(np.isfinite(exp["forward"]))
         seen.add(s.description.split(",")[-2].strip())
+        seen.add(s.dtype)
+        if s.dtype == "complex64":   # drawn where a complex sort is differentiable: differences agree
+            assert S.differentiable_here(s), s.description
+            seen.add(f"complex64 {s.description.split(',')[-2].strip()}")
     check()
-    assert {"distinct values", "ties values"} <= seen, seen
+    assert {"distinct values", "ties values", "complex64 distinct values", "complex64 ties values"} <= seen, seen
 
 
 # --- semantic mutants --------------------------------------------------------------------------
 
-def _positions(x_lane, y_lane) -> list:
-    """Where each output value came from (first unused equal input)."""
-    used, out = set(), []
-    for v in y_lane:
-        j = next(j for j in range(len(x_lane)) if x_lane[j] == v and j not in used)
-        used.add(j)
-        out.append(j)
-    return out
-
-
-def _lanewise(rule):
-    """A wrong VJP built lane by lane from the input x, the sorted output y and the
-    cotangent g: rule(x_lane, y_lane, g_lane) -> dx_lane."""
-    def backward(ctx):
-        axis, x = ctx.params.get("axis", -1), ctx.operands["a"]
-        y = ctx.s.info.reference(ctx.operands, ctx.params)
-        xl, yl, gl = L.to_lanes(x, axis), L.to_lanes(y, axis), L.to_lanes(ctx.cot, axis)
-        dx = np.zeros(xl.shape)
-        for lane in np.ndindex(xl.shape[:-1]):
-            dx[lane] = rule(xl[lane], yl[lane], gl[lane])
-        return {"a": L.lanes_to_input(dx, x.shape, axis)}
-    return backward
-
-
-def _scattered(x, y, g):
-    """The true routing: each output's cotangent to the input that holds its value."""
-    dx = np.zeros(len(x))
-    dx[_positions(x, y)] = g
-    return dx
+_positions, _lanewise, _scattered = S.positions, S.lanewise, S.scattered
 
 
 def _descending(x, y, g):
-    dx = np.zeros(len(x))
+    dx = np.zeros(len(x), dtype=np.result_type(x.dtype, g.dtype))
     dx[np.argsort(x, kind="stable")[::-1]] = g
     return dx
 
@@ -132,6 +106,23 @@ def test_the_true_routing_planted_the_same_way_passes_everything():
     assert st and set(st.values()) == {"pass"}, st
 
 
+
+# --- complex64: mutants that differ from the truth only on complex input -----------------------
+
+@pytest.mark.parametrize("mutant", sorted(S.COMPLEX_MUTANTS))
+def test_complex_mutant_is_rejected_by_complex_scenarios_only(mutant):
+    """A conjugated cotangent, a dropped imaginary part, and routing by the real parts
+    alone are each rejected, and only by complex scenarios (on real input each is the
+    true rule). The real-part order differs from MLX's lexicographic one only inside
+    a block of equal real parts carrying different cotangents: exactly the
+    convention/real_part_tie scenarios reject it."""
+    rejected = S.rejected_by("sort", S.COMPLEX_MUTANTS[mutant])
+    assert rejected and all(n.endswith("/complex64") for n in rejected), rejected
+    if mutant == "by_real_part":
+        convention = {s.name for s in W.scenarios("sort") if S.CONVENTION in s.name}
+        assert convention and set(rejected) == convention, rejected
+
+
 # --- MLX 0.32.4: clean ------------------------------------------------------------------------------
 
 @needs_pinned_mlx()
@@ -150,3 +141,26 @@ def test_reproducer_says_absent(tmp_path):
     proc = subprocess.run([sys.executable, str(script), "--device", "cpu"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0 and "VERDICT: defect absent" in proc.stdout, proc.stdout + proc.stderr
+
+
+@needs_pinned_mlx()
+def test_complex_order_and_convention_on_pinned_mlx():
+    """What the complex references rest on (MLX documents neither): MLX 0.32.4 sorts
+    complex values lexicographically (equal real parts, -0.0 and 0.0 included, ordered
+    by the imaginary part), stably, with every value that has a NaN part last in input
+    order (numpy's complex order differs there); the reference's order is the same.
+    Its VJP is the transposed permutation of the cotangent, unconjugated."""
+    import mlx.core as mx
+    from mlx_vjpcheck.ops._support import sorting
+    lane = np.array([1 + 2j, complex(np.nan, 0), 1 - 1j, complex(-0.0, 3), 0 - 2j, complex(0, np.nan), -1 + 5j,
+                     1 - 1j], dtype=np.complex64)
+    order = np.array(mx.argsort(mx.array(lane))).tolist()
+    assert order == [6, 4, 3, 2, 7, 0, 1, 5] == sorting.ascending(lane.astype(np.complex128)).tolist()
+    assert np.argsort(lane, kind="stable").tolist() != order   # numpy puts nan+0j after 0+nanj
+    assert np.array_equal(np.array(mx.sort(mx.array(lane))), lane[order], equal_nan=True)
+    finite = lane[[0, 2, 3, 4, 6]]
+    g = np.array([1 + 1j, 2 - 1j, 3 + 2j, -1 - 3j, 5 + 0j], dtype=np.complex64)
+    _, (dx,) = mx.vjp(lambda a: mx.sort(a), [mx.array(finite)], [mx.array(g)])
+    want = np.zeros(5, dtype=np.complex64)
+    want[sorting.ascending(finite.astype(np.complex128))] = g
+    assert np.array_equal(np.array(dx), want) and not np.array_equal(np.array(dx), np.conj(want))

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import needs_pinned_mlx
+from helpers import sorting as S
 from helpers import wrong_vjp as W
-from mlx_vjpcheck.ops._support import lanes as L
 
 
 def _info():
@@ -45,22 +45,20 @@ def test_tie_rule():
 
 def test_hand_written_vjp_agrees_with_differences():
     """Every catalog scenario, ties included: with the tie rule's cotangents the
-    function is smooth there, so differences must agree too."""
-    from mlx_vjpcheck.cases import expected
-    from mlx_vjpcheck.core import numeric
+    function is smooth there, so differences must agree too. Complex ones as well
+    (distinct real parts, or one cotangent per block of equal real parts); only the
+    convention/real_part_tie scenarios sit where the lexicographic order is not
+    locally constant, and there differences must refuse to decide."""
     info = _info()
-    scenarios = W.scenarios("topk")
-    for s in scenarios:
-        inputs = expected.logical_inputs(s)
-        g = expected.cotangent(s, info.reference(inputs, s.params))
-        hand = info.reference_vjp(inputs, g, s.params)["a"]
-        diff = numeric.vjp_by_differences(lambda v: info.reference(v, s.params), inputs, g, ("a",))
-        assert np.allclose(hand, diff["a"], rtol=0, atol=1e-8), s.name
-    assert len(scenarios) >= 10
+    got = S.check_against_differences("topk", info)
+    assert len(got["agree"]) >= 10 and S.complex_counts(got["agree"]) >= 6, got
+    assert got["undecided"] and all("/convention/real_part_tie/" in n for n in got["undecided"]), got
 
 
 def test_strategy_cases_are_all_judged():
-    """Generated ties always come with cotangents the reference can judge."""
+    """Generated ties always come with cotangents the reference can judge; complex64
+    draws (distinct real parts, or a cotangent constant over each block of equal real
+    parts) sit where differences confirm the hand-written VJP."""
     from hypothesis import HealthCheck, given, settings
 
     from mlx_vjpcheck.cases import expected
@@ -69,13 +67,17 @@ def test_strategy_cases_are_all_judged():
 
     @settings(max_examples=80, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
-    @given(targets.strategy("topk", ("float32", "bfloat16")))
+    @given(targets.strategy("topk", ("float32", "bfloat16", "complex64")))
     def check(s):
         exp = expected.expected(s)   # ReferenceUndecided would fail here
         assert np.all(np.isfinite(exp["forward"]))
         seen.add(s.description.split(",")[-2].strip())
+        seen.add(s.dtype)
+        if s.dtype == "complex64":   # drawn where a complex sort is differentiable: differences agree
+            assert S.differentiable_here(s), s.description
+            seen.add(f"complex64 {s.description.split(',')[-2].strip()}")
     check()
-    assert {"distinct values", "ties values"} <= seen, seen
+    assert {"distinct values", "ties values", "complex64 distinct values", "complex64 ties values"} <= seen, seen
 
 
 # --- semantic mutants --------------------------------------------------------------------------
@@ -83,39 +85,12 @@ def test_strategy_cases_are_all_judged():
 # lanes. Its rule sees the selected values y ascending and their cotangents g in the same
 # order (what topk's own VJP receives, put in that order).
 
-def _positions(x_lane, y_lane) -> list:
-    """Where each output value came from (first unused equal input)."""
-    used, out = set(), []
-    for v in y_lane:
-        j = next(j for j in range(len(x_lane)) if x_lane[j] == v and j not in used)
-        used.add(j)
-        out.append(j)
-    return out
-
-
-def _lanewise(rule):
-    """A wrong VJP built lane by lane: rule(x_lane, y_lane, g_lane) -> dx_lane."""
-    def backward(ctx):
-        axis, x = ctx.params.get("axis", -1), ctx.operands["a"]
-        y = ctx.s.info.reference(ctx.operands, ctx.params)
-        xl, yl, gl = L.to_lanes(x, axis), L.to_lanes(y, axis), L.to_lanes(ctx.cot, axis)
-        dx = np.zeros(xl.shape)
-        for lane in np.ndindex(xl.shape[:-1]):
-            dx[lane] = rule(xl[lane], yl[lane], gl[lane])
-        return {"a": L.lanes_to_input(dx, x.shape, axis)}
-    return backward
-
-
-def _scattered(x, y, g):
-    """The true routing: each output's cotangent to the input that holds its value."""
-    dx = np.zeros(len(x))
-    dx[_positions(x, y)] = g
-    return dx
+_positions, _lanewise, _scattered = S.positions, S.lanewise, S.scattered
 
 
 def _from_primal(x, y, g):
     """put_along_axis into the primal instead of zeros_like(primal)."""
-    dx = np.array(x, dtype=np.float64)
+    dx = np.array(x, dtype=np.result_type(x.dtype, g.dtype))
     dx[_positions(x, y)] = g
     return dx
 
@@ -126,7 +101,7 @@ def _shifted(offset):
     def rule(x, y, g):
         n, k = len(x), len(y)
         start = n - k - (n - k if offset is None else offset)
-        dx = np.zeros(n)
+        dx = np.zeros(n, dtype=np.result_type(x.dtype, g.dtype))
         dx[np.argsort(x, kind="stable")[start:start + k]] = g
         return dx
     return rule
@@ -149,6 +124,23 @@ def test_the_true_routing_planted_the_same_way_passes_everything():
     tie_misroute ones included: what they demand is reachable by a correct rule."""
     st = W.statuses("topk", _lanewise(_scattered))
     assert st and set(st.values()) == {"pass"}, st
+
+
+
+# --- complex64: mutants that differ from the truth only on complex input -----------------------
+
+@pytest.mark.parametrize("mutant", sorted(S.COMPLEX_MUTANTS))
+def test_complex_mutant_is_rejected_by_complex_scenarios_only(mutant):
+    """A conjugated cotangent, a dropped imaginary part, and routing by the real parts
+    alone are each rejected, and only by complex scenarios (on real input each is the
+    true rule). The real-part order differs from MLX's lexicographic one only inside
+    a block of equal real parts carrying different cotangents: exactly the
+    convention/real_part_tie scenarios reject it."""
+    rejected = S.rejected_by("topk", S.COMPLEX_MUTANTS[mutant])
+    assert rejected and all(n.endswith("/complex64") for n in rejected), rejected
+    if mutant == "by_real_part":
+        convention = {s.name for s in W.scenarios("topk") if S.CONVENTION in s.name}
+        assert convention and set(rejected) == convention, rejected
 
 
 # --- MLX 0.32.4: clean except the tie_misroute scenarios, whose probe says "present" -----------
