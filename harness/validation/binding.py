@@ -46,20 +46,20 @@ def _text_hash(d: dict) -> str:
     return catalog_table.text_hash(catalog_table.canonical(d))
 
 
-def _names_are_catalog(group: Group, name: str, data: dict, table, identity) -> None:
+def _names_are_catalog(group: Group, name: str, data: dict, table, digest) -> None:
     """Every scenario under a catalog name is that catalog scenario."""
     for sname, d in sorted((data.get("scenarios") or {}).items()):
         want = table.hashes.get(sname)
         if want is not None:
-            got = identity(d)[1] if identity else _text_hash(d)
+            got = digest(d) if digest else _text_hash(d)
             group.check(got == want, f"{name}: scenario {sname!r} carries the name of a catalog scenario "
                                      "but differs from it (inputs, wrt, tags or flags)")
 
 
-def check(group: Group, name: str, data: dict, table, identity=None) -> Binding:
+def check(group: Group, name: str, data: dict, table, digest=None) -> Binding:
     """Add the binding checks of one results file (already schema-checked) to its group;
-    `identity`: a scenario dict's (canonical text, sha256), when the caller has them."""
-    _names_are_catalog(group, name, data, table, identity)
+    `digest`: a scenario dict's sha256 (of its canonical text), when the caller has them."""
+    _names_are_catalog(group, name, data, table, digest)
     prov = data.get("provenance")
     if prov is None:
         if data.get("kind") in REQUIRED_FOR:

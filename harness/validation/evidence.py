@@ -89,7 +89,7 @@ def check_manifest(ev: Evidence) -> tuple:
 
 def check_results(g: Group, ctx: Context, name: str, data) -> None:
     records.check_results(g, name, data, ctx.recomputer, ctx.started.pop(name, None))
-    ctx.facts.bindings.append(binding.check(g, name, data, ctx.table, ctx.recomputer.identity))
+    ctx.facts.bindings.append(binding.check(g, name, data, ctx.table, ctx.recomputer.digest))
     g.detail = f"recomputed {len(data['records'])} records, "
 
 

@@ -61,7 +61,7 @@ def _check(fn, chunk) -> tuple:
     return g, None
 
 
-def _child(fn, chunks: list, queue_fd: int, write_fd: int) -> None:
+def _child(fn, chunks: list, queue_fd: int, write_fd: int, report) -> None:
     done = []
     while (k := _take(queue_fd)) is not None:
         if not 0 <= k < len(chunks):
@@ -71,17 +71,17 @@ def _child(fn, chunks: list, queue_fd: int, write_fd: int) -> None:
             break
         done.append((k, g.ok, g.total, g.failures, g.notes))
     with os.fdopen(write_fd, "wb") as out:
-        out.write(pickle.dumps(done))
+        out.write(pickle.dumps((done, report() if report is not None else None)))
 
 
-def _fork(fn, chunks: list, queue_fd: int):
+def _fork(fn, chunks: list, queue_fd: int, report=None):
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:   # the child: check, report, leave without running anything of the parent's
         os.close(read_fd)
         code = 0
         try:
-            _child(fn, chunks, queue_fd, write_fd)
+            _child(fn, chunks, queue_fd, write_fd, report)
         except BaseException:
             code = 1
         os._exit(code)
@@ -89,25 +89,29 @@ def _fork(fn, chunks: list, queue_fd: int):
     return pid, read_fd
 
 
-def _collect(pid: int, read_fd: int) -> list:
-    """What one child reported: [(chunk, ok, total, failures, notes)], [] when it failed."""
+def _collect(pid: int, read_fd: int) -> tuple:
+    """What one child reported: ([(chunk, ok, total, failures, notes)], its report), ([], None)
+    when it failed."""
     with os.fdopen(read_fd, "rb") as fh:
         data = fh.read()
     _, status = os.waitpid(pid, 0)
     if status != 0 or not data:
-        return []
+        return [], None
     try:
-        return pickle.loads(data)
+        done, report = pickle.loads(data)
+        return list(done), report
     except Exception:
-        return []
+        return [], None
 
 
 class Started:
     """Checks of a list of items under way: the other processes already take chunks;
-    finish(group) takes part, then joins everything into `group` in order."""
+    finish(group) takes part, then joins everything into `group` in order. `report`, when
+    given, is called in each other process once its chunks are done, and what it returns
+    (picklable) is in `reports` after finish, one per process that ended well."""
 
-    def __init__(self, fn, items: list, n_jobs: int | None = None):
-        self.fn, self.items = fn, items
+    def __init__(self, fn, items: list, n_jobs: int | None = None, report=None):
+        self.fn, self.items, self.report, self.reports = fn, items, report, []
         self.chunks, self.children, self.queue = None, [], None
         n = min(n_jobs or jobs(), max(1, len(items) // MIN_SHARE))
         if n > 1:
@@ -119,7 +123,7 @@ class Started:
         os.write(write_fd, b"".join(_NUMBER.pack(k) for k in range(len(self.chunks))))
         os.close(write_fd)   # the queue ends where the numbers end
         self.queue = read_fd
-        self.children = [_fork(self.fn, self.chunks, read_fd) for _ in range(n - 1)]
+        self.children = [_fork(self.fn, self.chunks, read_fd, self.report) for _ in range(n - 1)]
 
     def finish(self, group: Group) -> None:
         """Check what is left, then join every chunk's group into `group` in order; the
@@ -135,8 +139,11 @@ class Started:
         self._close_queue()
         got = {}
         for pid, fd in self.children:
-            for k, ok, total, failures, notes in _collect(pid, fd):
+            done, report = _collect(pid, fd)
+            for k, ok, total, failures, notes in done:
                 got.setdefault(k, (ok, total, failures, notes))
+            if report is not None:
+                self.reports.append(report)
         self.children = []
         for k, chunk in enumerate(self.chunks):
             _join(group, k, chunk, mine, got, self.fn)
@@ -175,9 +182,9 @@ def _join(group: Group, k: int, chunk: list, mine: dict, got: dict, fn) -> None:
         raise error
 
 
-def start(fn, items: list, n_jobs: int | None = None) -> Started:
+def start(fn, items: list, n_jobs: int | None = None, report=None) -> Started:
     """fn(group, chunk) for chunks of consecutive items, started on the other processes."""
-    return Started(fn, items, n_jobs)
+    return Started(fn, items, n_jobs, report)
 
 
 def run(group: Group, fn, items: list, n_jobs: int | None = None) -> None:

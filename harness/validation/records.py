@@ -52,6 +52,7 @@ class Recomputer:
 
     def __init__(self, table=None):
         self._cache, self.table, self._texts = {}, table, {}
+        self._told = {}   # id -> (dict, sha256): identities the other processes made (learn)
 
     def identity(self, scen_dict: dict) -> tuple:
         """(canonical text, its sha256) of a parsed scenario, once per dict object: the
@@ -61,6 +62,27 @@ class Recomputer:
             text = catalog_table.canonical(scen_dict)
             hit = self._texts[id(scen_dict)] = (scen_dict, text, catalog_table.text_hash(text))
         return hit[1], hit[2]
+
+    def digest(self, scen_dict: dict) -> str:
+        """The sha256 of identity(scen_dict), taken from what another process made when it
+        told (learn), else made here."""
+        told = self._told.get(id(scen_dict))
+        if told is not None and told[0] is scen_dict:
+            return told[1]
+        return self.identity(scen_dict)[1]
+
+    def made(self) -> dict:
+        """{id of a scenario dict: sha256}: what identity made in this process (a forked
+        copy tells its parent; the ids are the parent's too, the memory being its copy)."""
+        return {k: hit[2] for k, hit in self._texts.items()}
+
+    def learn(self, told: dict, scenarios) -> None:
+        """Take another process's made() for the dicts among `scenarios` (by id; any
+        other id is ignored)."""
+        mine = {id(d): d for d in scenarios}
+        for k, digest in told.items():
+            if k in mine and isinstance(digest, str):
+                self._told[k] = (mine[k], digest)
 
     def get(self, scen_dict: dict) -> tuple:
         key, digest = self.identity(scen_dict)
@@ -307,14 +329,16 @@ class Started:
 
     def __init__(self, name: str, data, rc: Recomputer):
         self.name, self.data, self.head, self.running, self.error = name, data, Group(name), None, None
+        self.rc = rc
         try:
             work = _work(self.head, name, data, rc)
         except Exception as e:   # raised where check_results would raise it
             self.error = e
             return
         if work is not None:
-            self.running = parallel.start(lambda g, share: check_records(g, share, rc), work)
-            _identities(data, rc)
+            # each process makes the identities of its own records' scenarios; the others
+            # tell theirs when they are done, for the binding (binding.check)
+            self.running = parallel.start(lambda g, share: check_records(g, share, rc), work, report=rc.made)
 
     def finish(self, group) -> None:
         """Everything into `group`, in the order a check from scratch gives it."""
@@ -327,6 +351,8 @@ class Started:
         if self.running is None:
             return
         self.running.finish(group)
+        for told in self.running.reports:
+            self.rc.learn(told, self.data["scenarios"].values())
         recs = self.data["records"]
         try:
             want = results.summary([r for r in recs if isinstance(r, dict)])
@@ -364,15 +390,6 @@ def _work(group, name: str, data, rc: Recomputer) -> list | None:
         work.append((where, scenarios[key[0]], rec))
     return work
 
-
-def _identities(data, rc: Recomputer) -> None:
-    """Every scenario's identity (canonical text and hash), which the binding reads: made
-    here after the fork, while the other processes recheck (each makes its own records')."""
-    for scen in data["scenarios"].values():
-        try:
-            rc.identity(scen)
-        except (TypeError, ValueError, RecursionError):   # failed, with its reason, as its records are checked
-            pass
 
 
 def start_results(name: str, data, rc: Recomputer) -> Started:

@@ -343,6 +343,35 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(parallel, "MIN_SHARE", 5)
 
 
+def test_the_other_processes_tell_the_scenario_hashes_they_made(small_chunks, monkeypatch):
+    """records.Recomputer.made() as a child's report: the parent learns each hash for its
+    own dict (by id, the memory being the child's copy) and then does not make it again;
+    ids of other objects and malformed values are ignored."""
+    from mlx_vjpcheck.validation import catalog_table
+    scenarios = [{"name": f"s{i}", "values": [float(i), -0.0]} for i in range(40)]
+    rc = records.Recomputer()
+
+    def fn(g, share):
+        time.sleep(0.01)   # slow enough that the child takes chunks too
+        for d in share:
+            g.check(len(rc.identity(d)[1]) == 64)
+
+    st = parallel.start(fn, scenarios, n_jobs=2, report=rc.made)
+    st.finish(Group("all"))
+    assert len(st.reports) == 1 and st.reports[0]   # negative control: the child made some
+    told = {**st.reports[0], 12345: "x" * 64, id(scenarios[0]): 7}
+    parent = records.Recomputer()
+    parent.learn(told, scenarios)
+    want = {id(d): catalog_table.text_hash(catalog_table.canonical(d)) for d in scenarios}
+    monkeypatch.setattr(catalog_table, "canonical", lambda d: (_ for _ in ()).throw(AssertionError("made again")))
+    for k in st.reports[0]:
+        if k != id(scenarios[0]):
+            d = next(x for x in scenarios if id(x) == k)
+            assert parent.digest(d) == want[k]
+    with pytest.raises(AssertionError, match="made again"):   # not told (or told a non-hash): made here
+        parent.digest(scenarios[0])
+
+
 def test_chunks_on_several_processes_join_to_what_one_process_gives(small_chunks):
     items = list(range(300))
     want, _ = _one_process(_items_fn(), items)
@@ -394,13 +423,13 @@ def test_cancel_stops_and_reaps_the_processes(small_chunks):
             os.waitpid(pid, os.WNOHANG)   # reaped already: no such child left
 
 
-def _report_of(run, early: bool, monkeypatch) -> tuple:
+def _report_of(run, early: bool, monkeypatch, jobs: int = 3) -> tuple:
     from mlx_vjpcheck.evidence.load import load
     from mlx_vjpcheck.validation import evidence
     with monkeypatch.context() as m:
         m.setattr(parallel, "MIN_SHARE", 1)
         m.setattr(parallel, "CHUNK", 1)
-        m.setattr(parallel, "jobs", lambda: 3)
+        m.setattr(parallel, "jobs", lambda: jobs)
         if not early:
             m.setattr(evidence, "_start_early", lambda ctx, kind, name: None)
         ev = load(run)
@@ -408,27 +437,39 @@ def _report_of(run, early: bool, monkeypatch) -> tuple:
         return evidence.report(evidence.validate_all(ev)[0])
 
 
-@pytest.mark.parametrize("edit", ["none", "value", "schema", "summary"])
+@pytest.mark.parametrize("edit", ["none", "value", "schema", "summary", "renamed"])
 def test_rechecks_begun_before_the_schema_check_say_what_checking_in_turn_says(tmp_path, monkeypatch, edit):
-    """Begun early, the rechecks and SUMMARY.md's check (made meanwhile) report what
-    checking each in its turn reports."""
+    """Begun early on three processes, the rechecks, SUMMARY.md's check (made meanwhile)
+    and the binding (from the scenario hashes the other processes tell) report what one
+    process checking each in its turn reports."""
     run = fx.run_dir(tmp_path / "run")
     (run / "SUMMARY.md").write_text(summary.render(files_of(run)), encoding="utf-8")
     fx.rewrite_manifest(run)
     change = {"value": lambda d: d["records"][3]["checks"][0].update(observed=[[7.0, 7.0]], observed_shape=[1, 2]),
-              "schema": lambda d: d["records"][2]["checks"][0].update(atol=-1.0)}.get(edit)
+              "schema": lambda d: d["records"][2]["checks"][0].update(atol=-1.0),
+              "renamed": _other_inputs_under_a_catalog_name}.get(edit)
     if change:
         fx.edit_json(run / "results.json", change, remanifest=True)
     if edit == "summary":
         (run / "SUMMARY.md").write_text("all pass\n", encoding="utf-8")
         fx.rewrite_manifest(run)
     early = _report_of(run, True, monkeypatch)
-    assert early == _report_of(run, False, monkeypatch)
+    assert early == _report_of(run, False, monkeypatch) == _report_of(run, False, monkeypatch, jobs=1)
     assert early[1] == (edit == "none")   # negative control: each edit is caught
     if edit == "schema":
         assert any("does not follow results.schema.json" in line for line in early[0])
     if edit == "summary":
         assert any("SUMMARY.md differs" in line for line in early[0])
+    if edit == "renamed":
+        assert any("carries the name of a catalog scenario but differs" in line for line in early[0])
+
+
+def _other_inputs_under_a_catalog_name(d) -> None:
+    """The last record's scenario (the one most likely rechecked by another process) given
+    other inputs under its catalog name."""
+    name = d["records"][-1]["scenario"]
+    operand = next(iter(d["scenarios"][name]["operands"].values()))
+    operand["values"][0] = operand["values"][0] + 1.0 if not isinstance(operand["values"][0], list) else [9.0, 9.0]
 
 
 def files_of(root) -> dict:
