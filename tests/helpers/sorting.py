@@ -129,3 +129,47 @@ def rejected_by(op, mutant, view=None) -> list:
     does not (every scenario judged, not only up to the first)."""
     rule = lanewise(mutant, view)
     return [s.name for s in W.scenarios(op) if W.honest(op)[s.name] == "pass" and W._judge(s, rule) != "pass"]
+
+
+# --- integer-output ops (argsort, argpartition, argmax, argmin) on complex input ---------------
+
+def rejected_by_rule(op, backward) -> list:
+    """Names of the catalog scenarios MLX's own VJP passes and `backward` (a ctx rule,
+    helpers/wrong_vjp.py) does not: complex scenarios included."""
+    return [s.name for s in W.scenarios(op) if W.honest(op)[s.name] == "pass" and W._judge(s, backward) != "pass"]
+
+
+def conjugated_vjp(ctx) -> dict:
+    """MLX's own gradient, conjugated: the same rule on real input."""
+    return {n: np.conj(g) for n, g in ctx.honest().items()}
+
+
+def weighted_by(index_of_real):
+    """The weighted form's gradient g * idx with idx taken from the real parts alone
+    (index_of_real(real part, params)); MLX's own gradient in the indices form."""
+    def backward(ctx):
+        if ctx.params.get("form", "indices") != "weighted":
+            return ctx.honest()
+        idx = np.asarray(index_of_real(np.real(ctx.operands["a"]), ctx.params), dtype=np.float64)
+        return {"a": ctx.cot * np.broadcast_to(idx, np.shape(ctx.cot))}
+    return backward
+
+
+def strategy_draws_complex(op, n=60) -> set:
+    """The dtypes the op's strategy draws over float32 and complex64 (derandomized),
+    every case's reference decided."""
+    from hypothesis import HealthCheck, given, settings
+
+    from mlx_vjpcheck.cases import expected
+    from mlx_vjpcheck.fuzz import targets
+    seen = set()
+
+    @settings(max_examples=n, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(targets.strategy(op, ("float32", "complex64")))
+    def check(s):
+        exp = expected.expected(s)   # ReferenceUndecided would fail here
+        assert all(np.all(np.isfinite(v)) for v in exp.values())
+        seen.add(s.dtype)
+    check()
+    return seen

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import needs_pinned_mlx
 from helpers import breadth as B
+from helpers import sorting as S
 from mlx_vjpcheck import ops
 
 
@@ -54,6 +55,34 @@ def test_mutant_is_caught(name):
 
 def test_the_true_rule_planted_the_same_way_passes():
     assert B.first_order_control("argmin") == []
+
+
+# --- complex64 -----------------------------------------------------------------------------------
+
+def test_complex_forms_by_hand():
+    """Lexicographic (MLX's order): equal real parts decided by the imaginary part, an
+    exact tie by the first index."""
+    a = {"a": np.array([[1 + 2j, 1 + 3j, 0 + 9j, 1 + 3j]])}
+    assert ops.get("argmax").reference(a, {"axis": 1}).tolist() == [1]
+    assert ops.get("argmin").reference(a, {"axis": 1}).tolist() == [2]
+    g = np.array([[1 + 1j, 2, 3, 4 - 1j]])
+    assert ops.get("argmax").reference_vjp(a, g, {"axis": 1, "form": "weighted"})["a"].tolist() == g.tolist()
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_complex_only_mutants_are_rejected_by_complex_scenarios_only(name):
+    """A conjugated gradient is rejected by complex weighted scenarios only; the index
+    of the extreme real part alone only by the weighted convention/real_part_tie one."""
+    conj = S.rejected_by_rule(name, S.conjugated_vjp)
+    assert conj and all(n.endswith("/complex64") and "/weighted/" in n for n in conj), conj
+    pick = np.argmax if name == "argmax" else np.argmin
+    by_real = S.rejected_by_rule(name, S.weighted_by(lambda re, p: pick(re, axis=p.get("axis"), keepdims=True)))
+    assert by_real == [f"{name}/weighted/convention/real_part_tie/complex64"], by_real
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_strategy_draws_complex64(name):
+    assert S.strategy_draws_complex(name) == {"float32", "complex64"}
 
 
 @needs_pinned_mlx()

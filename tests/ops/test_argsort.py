@@ -9,6 +9,7 @@ import pytest
 
 from conftest import needs_pinned_mlx
 from helpers import breadth as B
+from helpers import sorting as S
 from mlx_vjpcheck import ops
 from mlx_vjpcheck.core.numeric import ReferenceUndecided
 
@@ -51,6 +52,46 @@ def test_mutant_is_caught(name):
 
 def test_the_true_rule_planted_the_same_way_passes():
     assert B.first_order_control("argpartition") == []
+
+
+# --- complex64 -----------------------------------------------------------------------------------
+
+def test_complex_forms_by_hand():
+    """Lexicographic (MLX's order): equal real parts ordered by the imaginary part."""
+    a = {"a": np.array([[1 + 2j, 1 - 1j, 0 + 5j]])}
+    assert ops.get("argsort").reference(a, {"axis": 1}).tolist() == [[2, 1, 0]]
+    assert ops.get("argpartition").reference(a, {"kth": 1, "axis": 1}).tolist() == [[1]]
+    d = ops.get("argsort").reference_vjp(a, np.array([[1 + 1j, 2, 3]]), {"axis": 1, "form": "weighted"})
+    assert d["a"].tolist() == [[2 + 2j, 2, 0]]   # g * idx, unconjugated
+
+
+def _argsort_real(re, params):
+    axis = params.get("axis", -1)
+    return np.argsort(re.reshape(-1) if axis is None else re, axis=-1 if axis is None else axis, kind="stable")
+
+
+def _argpartition_real(re, params):
+    order = np.argsort(re, axis=params.get("axis", -1), kind="stable")
+    return np.take(order, [params["kth"]], axis=params.get("axis", -1))
+
+
+BY_REAL = {"argsort": _argsort_real, "argpartition": _argpartition_real}
+
+
+@pytest.mark.parametrize("name", ["argsort", "argpartition"])
+def test_complex_only_mutants_are_rejected_by_complex_scenarios_only(name):
+    """A conjugated gradient is rejected by complex weighted scenarios only; indices
+    from the real parts alone only by the weighted convention/real_part_tie one (the
+    orders differ only inside a block of equal real parts)."""
+    conj = S.rejected_by_rule(name, S.conjugated_vjp)
+    assert conj and all(n.endswith("/complex64") and "/weighted/" in n for n in conj), conj
+    by_real = S.rejected_by_rule(name, S.weighted_by(BY_REAL[name]))
+    assert by_real == [f"{name}/weighted/convention/real_part_tie/complex64"], by_real
+
+
+@pytest.mark.parametrize("name", ["argsort", "argpartition"])
+def test_strategy_draws_complex64(name):
+    assert S.strategy_draws_complex(name) == {"float32", "complex64"}
 
 
 @needs_pinned_mlx()
