@@ -54,6 +54,24 @@ class TestScatterSetDuplicateWrites(mlx_tests.MLXTestCase):
         self.assertEqual(du.tolist(), expected)
         self.assertEqual(da.tolist(), [1.0, 0.0, 3.0])
 
+    def test_slice_windows(self):
+        # Rows then a column range: windows two wide on the sliced axis; row
+        # 1 written twice, the rows the output holds get the cotangent
+        def fun(a, u):
+            out = mx.array(a)
+            out[mx.array([1, 1]), 0:2] = u
+            return out
+
+        a = mx.zeros((2, 3))
+        u = mx.array([[1.0, 2.0], [3.0, 4.0]])
+        g = mx.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        (y,), (da, du) = mx.vjp(fun, [a, u], [g])
+        winner = [1.0, 3.0].index(y[1, 0].item())
+        expected = [[0.0, 0.0], [0.0, 0.0]]
+        expected[winner] = [4.0, 5.0]
+        self.assertEqual(du.tolist(), expected)
+        self.assertEqual(da.tolist(), [[1.0, 2.0, 3.0], [0.0, 0.0, 6.0]])
+
 
 if __name__ == "__main__":
     mlx_tests.MLXTestRunner()
