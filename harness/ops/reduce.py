@@ -18,6 +18,23 @@ over the reduced axes):
         convention, and the catalog holds scenarios at ties under
         ".../convention/...".
 
+Complex input (complex64 calls, complex128 references): sum, prod, mean, var and
+std by the rules above (prod conjugates; var and std are real, the mean squared
+magnitude). max and min: MLX documents no order for complex values; 0.32.4
+reduces lexicographically, real part then imaginary part (operator< in
+mlx/types/complex.h; -0.0 and 0.0 are equal real parts), as numpy does for
+finite values, and Reduce::vjp's mask of the elements equal to the output
+routes g unconjugated (exact ties, both parts equal, share it as real ties
+do). Where real parts tie with different imaginary parts the extreme is
+defined but not locally constant (a real perturbation changes the winner):
+no derivative, so those rows run under ".../convention/real_part_tie/...",
+judged by the reference and vmap only; complex twins of plain rows keep
+distinct real parts (every oracle decides), and the strategies draw complex64
+with distinct real parts. NaN is not judged: a NaN real part propagates as
+nan+0j with NaN gradients everywhere (as a real NaN does), while a NaN only in
+an imaginary part is skipped by max and returned as nan+0j by min
+(tests/ops/test_reduce.py pins both).
+
 All hand-written (numpy, float64 or complex128), so second order is checked too
 (the VJP of prod is multilinear in the rest of the group). The MLX calls are
 ops/repro/reduce.py, one function per op.
@@ -39,6 +56,7 @@ probes/findings/prod__empty_reads_past_buffer.py (operands from numpy) shows it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -51,6 +69,7 @@ from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints
 from ._support import expression as E
 from ._support.cases import case, in_half_precision, logical_inputs
+from ._support.complex_parts import complex_twin
 from ._support.reductions import draw_axes, reduced_axes
 from ._support.views import draw_layout, draw_shape, laid_out, with_imaginary
 
@@ -166,6 +185,10 @@ class Reduction:
     ddof: bool = False
     # Layouts its strategy never draws (a broadcast repeats values: ties for max and min).
     avoid: tuple = ()
+    # Complex catalog: the plain rows that get a complex64 twin (complex_twin: the values
+    # as real parts, small-integer imaginary parts), and complex-only rows () -> rows.
+    twins: tuple = ()
+    complex_extras: Callable = None
 
 
 def ints(shape, seed):
@@ -208,6 +231,33 @@ def _extras_extreme(sign):
     return rows
 
 
+# Complex max and min (MLX documents no order for complex values; 0.32.4 orders them
+# lexicographically, real part then imaginary part, as operator< in mlx/types/complex.h,
+# and Reduce::vjp masks the elements equal to the output). Each group's real parts tie
+# in a block the imaginary part decides (row 3: -0.0 and 0.0 are equal real parts), so
+# an order by real parts alone picks another element; the exact ties (both parts equal)
+# share g as real ties do.
+REAL_TIE = [[1 + 2j, 1 + 5j, -3 + 9j, 0 - 1j],
+            [2 - 1j, -4 + 0j, -4 + 3j, 2 - 2j],
+            [complex(-0.0, 3.0), 0 - 2j, -1 + 1j, -1 + 0j]]
+EXACT_TIE = [[1 + 2j, 3 - 1j, 3 - 1j, 2 + 5j], [2 + 2j, 2 + 2j, 2 + 2j, -5 + 7j]]
+
+
+def _complex_extreme(sign):
+    def rows():
+        tie, exact = np.array(REAL_TIE) * sign, np.array(EXACT_TIE) * sign
+        return [("convention/real_part_tie/complex64", {"a": tie}, {"axis": 1},
+                 "real parts tie, the imaginary part decides (MLX's lexicographic order): no derivative "
+                 "there (a real perturbation changes the winner), g goes unconjugated to MLX's extreme"),
+                ("convention/real_part_tie/all_axes/complex64", {"a": tie}, {"axis": None},
+                 "the whole operand: two elements share the extreme real part"),
+                ("convention/ties_split/complex64", {"a": exact}, {"axis": -1},
+                 "exact complex ties (both parts equal): g divided equally among them, unconjugated"),
+                ("convention/ties_split/all_axes_keepdims/complex64", {"a": exact}, {"axis": None, "keepdims": True},
+                 "")]
+    return rows
+
+
 def _extras_var():
     return [("ddof1", {"a": ints((3, 4), 20)}, {"axis": 1, "ddof": 1}, "the sample variance"),
             ("ddof2_axes", {"a": ints((2, 3, 2), 21)}, {"axis": [0, 2], "ddof": 2}, "")]
@@ -217,7 +267,9 @@ def _extras_std():
     return [("ddof1", {"a": distinct((3, 4), 22)}, {"axis": -1, "ddof": 1}, "")]
 
 
-_EXTREME = "the extreme gets g; tied extremes (MLX's convention) share g equally"
+_EXTREME = ("the extreme gets g (complex: MLX's lexicographic order, g unconjugated); tied extremes "
+            "(MLX's convention) share g equally")
+_EXTREME_TWINS = ("axis1", "axes_pair", "all_keepdims", "transposed", "strided", "reversed")
 TABLE = (
     Reduction("sum", "mx.sum (Reduce sum)", ("Reduce",), "sum_", _numpy(np.sum), _vjp_sum,
               "d x = g broadcast over the reduced axes", _no_extras, ints, multilinear=True),
@@ -225,11 +277,11 @@ TABLE = (
               _numpy(np.prod), _vjp_prod, "d x_i = g * conj(product of the rest of its group)",
               _extras_prod, small),
     Reduction("max", "mx.max (Reduce max): ties by MLX's convention, infinities", ("Reduce",), "max_",
-              _numpy(np.max), _vjp_extreme(np.max), _EXTREME, _extras_extreme(1.0), distinct, complex=False,
-              avoid=("broadcast",)),
+              _numpy(np.max), _vjp_extreme(np.max), _EXTREME, _extras_extreme(1.0), distinct,
+              avoid=("broadcast",), twins=_EXTREME_TWINS, complex_extras=_complex_extreme(1.0)),
     Reduction("min", "mx.min (Reduce min): ties by MLX's convention, infinities", ("Reduce",), "min_",
-              _numpy(np.min), _vjp_extreme(np.min), _EXTREME, _extras_extreme(-1.0), distinct, complex=False,
-              avoid=("broadcast",)),
+              _numpy(np.min), _vjp_extreme(np.min), _EXTREME, _extras_extreme(-1.0), distinct,
+              avoid=("broadcast",), twins=_EXTREME_TWINS, complex_extras=_complex_extreme(-1.0)),
     Reduction("mean", "mx.mean (Reduce sum and Multiply)", ("Reduce", "Multiply"), "mean", _numpy(np.mean),
               _vjp_mean, "d x = g / N, N the group size", _no_extras, ints, exact=False, multilinear=True),
     Reduction("var", "mx.var: ddof, complex (the mean squared magnitude)",
@@ -238,8 +290,7 @@ TABLE = (
     Reduction("std", "mx.std: ddof; a group without spread has no derivative",
               ("Reduce", "Multiply", "Broadcast", "Subtract", "Square", "Sqrt"), "std",
               lambda inp, p: np.sqrt(_moments(inp, p)), _vjp_std, "d x = g (x - mu) / ((N - ddof) std)",
-              _extras_std, distinct, complex=False, exact=False, ddof=True,
-              avoid=("broadcast",)),
+              _extras_std, distinct, exact=False, ddof=True, avoid=("broadcast",), twins=("axes_pair", "ddof1")),
 )
 
 
@@ -279,6 +330,13 @@ def _scenario(op: Reduction, name, operands, params, desc, seed, fd=False, tags=
                 desc=desc, fd=fd, tags=tags)
 
 
+def _twin(op: Reduction, s, seed):
+    """The complex64 twin of a plain scenario; a real output (std) keeps its real cotangent."""
+    twin = complex_twin(s, seed)
+    real = not np.iscomplexobj(op.forward(logical_inputs(twin.operands), s.params))
+    return dataclasses.replace(twin, cotangent=s.cotangent) if real else twin
+
+
 def _scenarios(op: Reduction):
     def build():
         out = []
@@ -293,6 +351,11 @@ def _scenarios(op: Reduction):
             tags = COMPLEX_TAGS.get(op.name, ())
             out.append(_scenario(op, "complex", {"a": laid_out(z, dtype="complex64")[0]}, {"axis": 1},
                                  COMPLEX_NOTES.get(op.name, ""), len(out), tags=tags))
+            plain = {s.name: s for s in out}
+            out += [_twin(op, plain[f"{op.name}/{n}"], 60 + k) for k, n in enumerate(op.twins)]
+            for k, (name, values, params, desc) in enumerate(op.complex_extras() if op.complex_extras else [],
+                                                             start=len(out)):
+                out.append(_scenario(op, name, {"a": laid_out(values["a"], dtype="complex64")[0]}, params, desc, k))
         return out + in_half_precision(out, picks=1)
     return build
 
