@@ -23,6 +23,13 @@ the cases that exercise it are odd and even lengths, padding, truncation,
 every norm, several axes, and non-contiguous operands. The MLX calls are
 ops/repro/fft.py, one function per op.
 
+Complex input to rfft and rfftn: MLX documents that a complex array "will be
+silently cast to a real type" (mx.fft.rfft's docstring), and 0.32.4 does so
+(AsType keeps the real part). The reference transforms the real part, so the
+map is still real-linear and the reference VJP is the real gradient with a
+zero imaginary part (what MLX returns); each has complex rows like the other
+FFTs, and the strategies draw complex64 for them too.
+
 Known defect (MLX 0.32.4, forward mode only): FFT::jvp calls irfftn without the
 output length, which then defaults to 2 (m - 1), so an irfft or irfftn with an
 odd output length has a tangent one element short on that axis (tagged
@@ -91,6 +98,8 @@ def _call_numpy(t: Transform, x, params):
 def _reference(t: Transform):
     def forward(inp, params):
         x = np.asarray(inp["a"])
+        if t.real_input and np.iscomplexobj(x):   # MLX's docs: complex input "will be silently cast to a real type"
+            x = np.real(x)
         y = _call_numpy(t, x if np.iscomplexobj(x) or t.real_input else x.astype(np.complex128), params)
         return np.asarray(y)
     return forward
@@ -137,6 +146,10 @@ MANY = (
 )
 
 
+CAST = ("complex input: the real part is transformed, as MLX documents (\"silently cast to a real type\"); "
+        "the gradient is the real one, its imaginary part 0")
+
+
 # Known defects of MLX 0.32.4: FFT::jvp takes irfftn's default output length 2(m - 1), so
 # for an odd output length the forward-mode tangent is one element short on that axis.
 TAGS = {("irfft", "n_odd"): ("odd_length_jvp",), ("irfftn", "s_padded_truncated"): ("odd_length_jvp",)}
@@ -162,12 +175,12 @@ def _scenarios(t: Transform):
             a = laid_out(_values(shape, k), lay)[0]
             out.append(case(t.name, name, {"a": a}, params, reference=forward, seed=k, family="fft", desc=desc,
                             fd=k == 0, tags=TAGS.get((t.name, name), ())))
-        if not t.real_input:
-            for k in sorted({0, min(5, len(rows) - 1)}):
-                name, shape, lay, params, desc = rows[k]
-                a = laid_out(_values(shape, 20 + k, True), lay, "complex64")[0]
-                out.append(case(t.name, f"complex/{name}", {"a": a}, params, reference=forward, seed=20 + k,
-                                family="fft", desc=desc))
+        for k in sorted({0, min(5, len(rows) - 1)}):
+            name, shape, lay, params, desc = rows[k]
+            a = laid_out(_values(shape, 20 + k, True), lay, "complex64")[0]
+            desc = (desc + "; " if desc else "") + CAST if t.real_input else desc
+            out.append(case(t.name, f"complex/{name}", {"a": a}, params, reference=forward, seed=20 + k,
+                            family="fft", desc=desc))
         return out + in_half_precision(out, picks=1)
     return build
 
@@ -192,7 +205,7 @@ def _strategy(t: Transform):
     forward = _reference(t)
 
     def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-        dtype = draw(D.choice(tuple(d for d in dtypes if not (t.real_input and d == "complex64")) or ("float32",)))
+        dtype = draw(D.choice(dtypes))
         shape = tuple(max(d, 2) for d in draw_shape(draw, 1, 3, 6, zero=False))
         params = _draw_params(draw, t, shape)
         a = draw_layout(draw, with_imaginary(draw, draw_values_for(draw, shape), dtype), dtype)[0]
@@ -214,7 +227,7 @@ def _record(t: Transform) -> OpInfo:
         name=t.name, revealed_by={"odd_length_jvp": "forward_mode"}, summary=t.summary, operands=("a",), differentiable=("a",), reference=_reference(t),
         reference_vjp=_reference_vjp(t), multilinear=True, mlx_call=f".ops.repro.fft:{t.name}",
         call_expression=_expression(t), primitives=("FFT", "AsType", "Slice", "SliceUpdate", "Multiply"),
-        dtypes=FLOATS, complex=not t.real_input, scenarios=_scenarios(t), strategy=_strategy(t),
+        dtypes=FLOATS, complex=True, scenarios=_scenarios(t), strategy=_strategy(t),
         rule="linear: d a = the adjoint of the transform applied to g (MLX's packing dL/dRe + i dL/dIm; "
              "a real operand takes the real part)")
 
