@@ -24,6 +24,18 @@ negative in the same places. Equal::vmap rebuilds the comparison without the
 flag, so under vmap arrays with markers in the same places compare unequal
 (tagged; an equal pair is a tie, so these run as ".../convention/..." scenarios).
 
+Complex input (complex64; the comparison rows, not bitwise): MLX documents no
+order for complex values; 0.32.4 compares them lexicographically (real part,
+then imaginary part; -0.0 and 0.0 are equal real parts), exactly as numpy's
+comparisons do, so the references are unchanged (complex128) and the select
+form routes g unconjugated (tests/ops/test_comparison.py pins both). Complex
+rows: twins of four real forms (the domains' values as real parts: never
+tied), exact ties under ".../convention/ties/complex64", and for the ordered
+comparisons ".../convention/real_part_tie/complex64" (equal real parts, the
+imaginary part decides, the select form jumps under a real perturbation);
+equal and not_equal read both parts, so their "real_part_tie/complex64" rows
+are smooth and every oracle judges them.
+
 Values never tie (a from the integers, b from the half-integers; the logical
 ops' operands 1/2 from 0; bitwise operands 1/2 from every integer, where the
 cast jumps). At a tie the select form jumps (a on one side, -b on the other),
@@ -184,7 +196,11 @@ FORMS = (
 )
 
 
-def _values(domain: Domain, seed: int):
+def _values(domain: Domain, seed: int, dtype: str = "float32"):
+    """The domain's values; complex64: those as real parts (so real parts never tie where
+    the real values do not) and small nonzero integer imaginary parts."""
+    if dtype == W.COMPLEX:
+        return lambda shape: domain.values(shape, seed) + 1j * W.cotangent_values(shape, seed + 7, False)
     return lambda shape: domain.values(shape, seed)
 
 
@@ -196,15 +212,21 @@ def _scenario(row, name, operands, wrt, cot, form, desc) -> Scenario:
 
 def form_case(row: Compare, k: int, form) -> Scenario:
     name, call_form, (sa, ka), (sb, kb), dtype, wrt, ones = form
-    a = W.operand(_values(row.a, 301 + k), sa, ka, dtype)
+    a = W.operand(_values(row.a, 301 + k, dtype), sa, ka, dtype)
     operands = {"a": a}
     if not (row.unary and call_form == "own"):
-        operands["b"] = W.operand(_values(row.b, 331 + k), sb, kb, dtype)
+        operands["b"] = W.operand(_values(row.b, 331 + k, dtype), sb, kb, dtype)
     # the output's shape from the reference (array_equal's own form is 0-d)
     shape = np.shape(reference_of(row)({n: layout.logical(t) for n, t in operands.items()}, {"form": call_form}))
     wrt = tuple(w for w in wrt if w in operands) or ("a",)
-    cot = None if ones else W.cotangent_tensor(shape, 361 + k, dtype)
+    cot = None if ones else W.cotangent_tensor(shape, 361 + k, _cot_dtype(dtype, call_form))
     return _scenario(row, name, operands, wrt, cot, call_form, f"{call_form}: a {ka} {sa}, b {kb} {sb}, {dtype}")
+
+
+def _cot_dtype(dtype, form) -> str:
+    """The cotangent's dtype: the call's, but float32 for the own form of a complex call
+    (its output is a bool condition)."""
+    return "float32" if dtype == W.COMPLEX and form == "own" else dtype
 
 
 def scenarios_of(row: Compare):
@@ -215,8 +237,51 @@ def scenarios_of(row: Compare):
                              W.cotangent_tensor((len(row.ties[0]),), 9, "float32"), "select",
                              "at ties (zeros for the logical ops) the select form jumps: g goes to the branch "
                              "the condition picks"))
-        return out + (nan_cases(row) if row.nan_defect else [])
+        return out + (nan_cases(row) if row.nan_defect else []) + complex_cases(row)
     return scenarios
+
+
+# complex64 forms (name, form, (a shape, layout), (b shape, layout), dtype, wrt, all-ones cotangent):
+# the domains' values as real parts (never tied, as in the real forms), imaginary parts added
+COMPLEX_FORMS = (
+    ("rank1/complex64", "select", ((5,), "contiguous"), ((5,), "contiguous"), W.COMPLEX, ("a", "b"), False),
+    ("broadcast_singleton/complex64", "select", ((3, 1, 4), "broadcast_singleton"), ((2, 4), "contiguous"),
+     W.COMPLEX, ("a", "b"), False),
+    ("strided_reversed/wrt_a/complex64", "select", ((3, 4), "strided_reversed"), ((3, 4), "reversed"), W.COMPLEX,
+     ("a",), False),
+    ("own/broadcast/wrt_b/complex64", "own", ((3, 1), "contiguous"), ((4,), "strided"), W.COMPLEX, ("b",), False),
+)
+# complex ties: exact (both parts equal), and real parts equal with the imaginary part deciding
+# (MLX's lexicographic order; -0.0 and 0.0 are equal real parts); the logical ops' against 0
+# (no negative entries: array_equal marks those missing, NaN, and NaN pairs under vmap are a
+# known defect class of their own, EQUAL_NAN_VMAP)
+COMPLEX_TIES = ([1 + 2j, 2 - 1j, 0.5 + 0.5j, 3 + 0j], [1 + 2j, 2 - 1j, 0.5 + 0.5j, 3 + 0j])
+REAL_PART_TIES = ([1 + 2j, -2 - 1j, complex(-0.0, 1.0), 3 + 0j, 2 - 3j],
+                  [1 - 1j, -2 + 3j, 0 - 2j, 3 + 1j, 2 - 3j])
+ZERO_REAL_PARTS = ([0 + 1j, complex(-0.0, -1.0), 1 + 0j, 0 - 2j], [0 - 1j, 0 + 2j, complex(-0.0, 1.0), 2 + 1j])
+ORDERED = ("greater", "greater_equal", "less", "less_equal")
+
+
+def complex_cases(row: Compare) -> list:
+    """complex64: twins of real forms (real parts never tie: every oracle decides), exact
+    ties, and where the condition orders by real part first (the ordered comparisons, and
+    the logical ops' comparisons with 0) rows whose real parts tie, where the select form
+    jumps under a real perturbation: conventions (g to the branch MLX's lexicographic
+    condition picks). Equality reads both parts, so equal real parts with different
+    imaginary parts are no tie for equal, not_equal and array_equal."""
+    out = [form_case(row, 20 + k, form) for k, form in enumerate(COMPLEX_FORMS)]
+    logical = row.a.kinks == ("zero",)
+    ties = [("convention/ties/complex64", ZERO_REAL_PARTS if logical else COMPLEX_TIES)]
+    if row.name in ORDERED:
+        ties.append(("convention/real_part_tie/complex64", REAL_PART_TIES))
+    elif row.name in ("equal", "not_equal"):   # locally constant there: differentiable, every oracle decides
+        ties.append(("real_part_tie/complex64", tuple(v[:4] for v in REAL_PART_TIES)))
+    for k, (name, (a, b)) in enumerate(ties):
+        out.append(_scenario(row, name, {"a": tensor(a, dtype=W.COMPLEX), "b": tensor(b, dtype=W.COMPLEX)},
+                             ("a", "b"), W.cotangent_tensor((len(a),), 40 + k, W.COMPLEX), "select",
+                             "complex ties (real parts against 0 for the logical ops): the condition "
+                             "decides by MLX's lexicographic order, the select form jumps there"))
+    return out
 
 
 # (name, a, b, wrt, tagged): negative entries, which the row's condition marks NaN; where
@@ -251,12 +316,12 @@ def draw_operand(draw, domain, shape, dtype) -> tuple:
     own = shape if 0 in shape else D.broadcast_variant(draw, shape)
     kind = draw(D.choice(W.LAYOUTS))
     kind = kind if W.layout_possible(kind, own) else "contiguous"
-    return W.operand(_values(domain, draw(D.irange(0, 2**16))), own, kind, dtype), own
+    return W.operand(_values(domain, draw(D.irange(0, 2**16)), dtype), own, kind, dtype), own
 
 
 def strategy_of(row: Compare):
     def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-        dtype = draw(D.choice(tuple(d for d in dtypes if d != W.COMPLEX) or ("float32",)))
+        dtype = draw(D.choice(tuple(dtypes)))
         form = draw(D.choice(FORMS_OF_CALL))
         shape = W.draw_shape(draw)
         a, _ = draw_operand(draw, row.a, shape, dtype)
@@ -265,7 +330,7 @@ def strategy_of(row: Compare):
             operands["b"], _ = draw_operand(draw, row.b, shape, dtype)
         out = np.shape(reference_of(row)({n: layout.logical(t) for n, t in operands.items()}, {"form": form}))
         wrt = draw(D.choice(tuple(D.nonempty_subsets(tuple(operands)))))
-        cot, mode = W.draw_cotangent(draw, out, dtype)
+        cot, mode = W.draw_cotangent(draw, out, _cot_dtype(dtype, form))
         return W.finish(Scenario(name="", op=row.name, operands=operands, wrt=wrt, params={"form": form},
                                  cotangent=cot, family="compare",
                                  description=f"generated: {form}, {dtype}, output {out}, cotangent {mode}"))
@@ -287,7 +352,8 @@ def opinfo(row: Compare) -> OpInfo:
         operands=("a", "b"), differentiable=("a", "b"), optional_operands=("b",) if row.unary else (),
         reference=reference_of(row), reference_vjp=reference_vjp_of(row), exact=True, rule=row.rule,
         mlx_call=f"{REPRO}:{row.name}_call", call_expression=call_expression_of(row),
-        scenarios=scenarios_of(row), strategy=strategy_of(row), primitives=row.primitives, dtypes=FLOATS)
+        scenarios=scenarios_of(row), strategy=strategy_of(row), primitives=row.primitives, dtypes=FLOATS,
+        complex=True)
 
 
 # --- bitwise: on the operands cast to int32, the result cast back -----------------------------------

@@ -108,7 +108,8 @@ def test_not_equal_vmap_defect_is_what_mlx_does():
         shapes[fn.__name__] = mx.vmap(vjp)(mx.stack([b, b]), mx.stack([g, g])).shape
     assert shapes == {"not_equal": (2, 2, 2), "equal": (2, 2)}
     assert {s.name for s in ops.get("not_equal").catalog_scenarios() if s.defect_tags} == {
-        "compare/not_equal/bfloat16/strided/wrt_b", "compare/not_equal/own/broadcast/wrt_b"}
+        "compare/not_equal/bfloat16/strided/wrt_b", "compare/not_equal/own/broadcast/wrt_b",
+        "compare/not_equal/own/broadcast/wrt_b/complex64"}
 
 
 @needs_pinned_mlx()
@@ -218,3 +219,65 @@ def test_strategy_keeps_its_promises(op):
     assert set(dtypes) <= seen, seen
     if op != "where":
         assert len(seen - set(dtypes)) >= 2, seen   # both forms (or several bitwise functions)
+
+
+# --- complex64: MLX's lexicographic comparisons ----------------------------------------------------
+
+@needs_pinned_mlx()
+def test_complex_comparisons_are_numpys_lexicographic_ones_in_mlx():
+    """MLX documents no order for complex values; 0.32.4 compares them lexicographically
+    (real part, then imaginary part; -0.0 and 0.0 equal real parts), as numpy does, so the
+    references use numpy's comparisons unchanged. The select form's gradient goes to the
+    picked branch unconjugated."""
+    import mlx.core as mx
+    a = np.array([1 + 2j, 1 + 3j, 2 - 1j, complex(-0.0, 1), 0j, -1 + 5j, complex(0.0, -1)], dtype=np.complex64)
+    b = np.array([1 + 3j, 1 + 2j, 2 - 1j, 1j, complex(-0.0, 0), 3 - 4j, 0j], dtype=np.complex64)
+    for name in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal"):
+        assert np.array_equal(np.array(getattr(mx, name)(mx.array(a), mx.array(b))), getattr(np, name)(a, b)), name
+    assert np.array_equal(np.array(mx.array(a) > 0), a > 0)
+    g = np.full(7, 1 + 2j, dtype=np.complex64)
+    _, (da, db) = mx.vjp(lambda x, y: mx.where(mx.greater(x, y), x, -y), [mx.array(a), mx.array(b)], [mx.array(g)])
+    c = np.greater(a, b)
+    assert np.array_equal(np.array(da), np.where(c, g, 0)) and np.array_equal(np.array(db), np.where(c, 0, -g))
+
+
+def _select_rule(transform=None, by_real=False):
+    """The select form's reverse rule in numpy (g to a where the condition holds, -g to b
+    elsewhere; zeros for the own form); `by_real` evaluates the condition on real parts
+    alone, `transform` changes the gradients."""
+    def backward(ctx):
+        row = {r.name: r for r in C.COMPARE}[ctx.s.op]
+        grads = C.reference_vjp_of(row)(ctx.operands, ctx.cot, ctx.params)
+        if by_real and ctx.params.get("form") != "own":
+            a, b = ctx.operands["a"], ctx.operands["b"]
+            c = np.broadcast_to(row.cond(np.real(a), np.real(b)), np.shape(ctx.cot))
+            grads = {"a": C.W.unbroadcast(np.where(c, ctx.cot, 0), a.shape),
+                     "b": C.W.unbroadcast(np.where(c, 0, -ctx.cot), b.shape)}
+        return {n: (transform(grads[n]) if transform else grads[n]) for n in ctx.names}
+    return backward
+
+
+COMPLEX_MUTANTS = {"conjugated": _select_rule(np.conj), "imaginary_dropped": _select_rule(np.real),
+                   "by_real_part": _select_rule(by_real=True)}
+
+
+def _rejected(op, backward) -> list:
+    from helpers import wrong_vjp as Wr
+    return [s.name for s in Wr.scenarios(op) if Wr.honest(op)[s.name] == "pass" and Wr._judge(s, backward) != "pass"]
+
+
+@pytest.mark.parametrize("op", ["equal", "greater", "less_equal", "logical_and"])
+def test_the_true_select_rule_planted_passes_every_scenario(op):
+    assert _rejected(op, _select_rule()) == []
+
+
+@pytest.mark.parametrize("op", ["equal", "greater", "less_equal", "logical_and"])
+@pytest.mark.parametrize("mutant", sorted(COMPLEX_MUTANTS))
+def test_complex_mutant_is_rejected_by_complex_scenarios_only(op, mutant):
+    """Each is the true rule on real input; a condition on real parts alone differs only
+    where real parts tie with different imaginary parts (the ordered comparisons' and
+    equal's real_part_tie rows; for the logical ops, a real part 0 against 0)."""
+    rejected = _rejected(op, COMPLEX_MUTANTS[mutant])
+    assert rejected and all(n.endswith("/complex64") for n in rejected), rejected
+    if mutant == "by_real_part":
+        assert all("real_part_tie" in n or "/convention/ties/" in n for n in rejected), rejected
