@@ -367,11 +367,14 @@ SHIFTS = Domain(0.5, 3.5, ("integers",), margin=0.5)        # shift amounts 0..3
 
 
 def _ints(x) -> np.ndarray:
-    return np.trunc(np.asarray(x, dtype=np.float64)).astype(np.int32)
+    """The int32 cast: truncation; of complex64, of the real part (MLX 0.32.4's cast)."""
+    return np.trunc(np.real(np.asarray(x)).astype(np.float64)).astype(np.int32)
 
 
 def bitwise_reference(inp, params):
-    return BITWISE[params["fn"]](_ints(inp["a"]), _ints(inp["b"])).astype(np.float64)
+    """fn of the int32 casts, cast back to a's dtype (complex128 for a complex a)."""
+    out = BITWISE[params["fn"]](_ints(inp["a"]), _ints(inp["b"]))
+    return out.astype(np.complex128 if np.iscomplexobj(inp["a"]) else np.float64)
 
 
 def bitwise_reference_vjp(inp, g, params):
@@ -399,14 +402,16 @@ BITWISE_FORMS = (
     ("and/bfloat16", "and", ((3, 4), "strided"), ((3, 4), "contiguous"), "bfloat16", ("a", "b")),
     ("or/empty", "or", ((0, 3), "contiguous"), ((0, 3), "contiguous"), "float32", ("a", "b")),
     ("xor/wrt_b", "xor", ((4,), "contiguous"), ((4,), "contiguous"), "float32", ("b",)),
+    ("or/rank1/complex64", "or", ((5,), "contiguous"), ((5,), "reversed"), W.COMPLEX, ("a", "b")),
+    ("left_shift/complex64", "left_shift", ((3, 4), "transposed"), ((4,), "contiguous"), W.COMPLEX, ("a", "b")),
 )
 
 
 def bitwise_scenarios() -> list:
     out = []
     for k, (name, fn, (sa, ka), (sb, kb), dtype, wrt) in enumerate(BITWISE_FORMS):
-        a = W.operand(_values(WORDS, 401 + k), sa, ka, dtype)
-        b = W.operand(_values(SHIFTS if _shift(fn) else WORDS, 431 + k), sb, kb, dtype)
+        a = W.operand(_values(WORDS, 401 + k, dtype), sa, ka, dtype)
+        b = W.operand(_values(SHIFTS if _shift(fn) else WORDS, 431 + k, dtype), sb, kb, dtype)
         cot = W.cotangent_tensor(tuple(np.broadcast_shapes(tuple(sa), tuple(sb))), 461 + k, dtype)
         tags = (BITWISE_VMAP,) if wrt == ("b",) else ()
         out.append(Scenario(name=f"compare/bitwise/{name}", op="bitwise", operands={"a": a, "b": b},
@@ -416,7 +421,7 @@ def bitwise_scenarios() -> list:
 
 
 def bitwise_fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-    dtype = draw(D.choice(tuple(d for d in dtypes if d != W.COMPLEX) or ("float32",)))
+    dtype = draw(D.choice(tuple(dtypes)))
     fn = draw(D.choice(tuple(BITWISE)))
     shape = W.draw_shape(draw)
     a, sa = draw_operand(draw, WORDS, shape, dtype)
@@ -439,7 +444,7 @@ BITWISE_OP = OpInfo(
     reference_vjp=bitwise_reference_vjp, exact=True,
     rule="fn(int(a), int(b)) cast back to float is piecewise constant: gradient 0",
     mlx_call=f"{REPRO}:bitwise_call", call_expression=_bitwise_expression, scenarios=bitwise_scenarios,
-    strategy=bitwise_fuzz_case, primitives=("BitwiseBinary", "AsType", "Broadcast"), dtypes=FLOATS)
+    strategy=bitwise_fuzz_case, primitives=("BitwiseBinary", "AsType", "Broadcast"), dtypes=FLOATS, complex=True)
 
 
 # --- where: Select with a fixed bool mask ----------------------------------------------------------

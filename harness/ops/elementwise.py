@@ -18,6 +18,10 @@ convention is then a finding of its own kind.
 Two ops are written outside the table: astype (the AsType primitive, a param
 for the target dtype) and identity (the Copy primitive MLX puts in front of
 every differentiated input). MLX's calls are ops/repro/elementwise.py.
+astype from complex64 to a real dtype keeps the real part (MLX documents no
+rule; 0.32.4 does that, as numpy's cast does with a ComplexWarning), and its
+VJP returns the real cotangent as complex64 with imaginary part 0 (L = g Re x
+has no Im x term): rows "unary/astype/<real>/complex64/transposed".
 """
 from __future__ import annotations
 
@@ -363,14 +367,23 @@ ASTYPE_DOMAIN = Domain(-1.75, 1.75)   # x +- the differences' steps is exact in 
 
 
 def astype_reference(inp, params):
-    """The value cast to the target dtype, rounded as MLX rounds."""
-    return as_seen(_x(inp), params["to"])
+    """The value cast to the target dtype, rounded as MLX rounds; complex64 to a real
+    dtype keeps the real part (MLX documents nothing; 0.32.4 does that, as numpy's cast
+    does with a ComplexWarning)."""
+    x = _x(inp)
+    if np.iscomplexobj(x) and params["to"] != W.COMPLEX:
+        x = np.real(x)
+    return as_seen(x, params["to"])
 
 
 def astype_reference_vjp(inp, g, params):
     """The cotangent cast back (MLX's rule: rounding counts as the identity); from complex64
-    to a real input the real part, as L = Re(conj(g) x) = Re(g) x."""
-    return {"a": np.real(np.asarray(g)).reshape(np.shape(_x(inp)))}
+    to a real input the real part, as L = Re(conj(g) x) = Re(g) x; to a complex input the
+    cotangent as it is (a real one with imaginary part 0: L = g Re(x) has no Im(x) term)."""
+    x, g = _x(inp), np.asarray(g)
+    if np.iscomplexobj(x):
+        return {"a": g.astype(np.complex128).reshape(np.shape(x))}
+    return {"a": np.real(g).reshape(np.shape(x))}
 
 
 def astype_scenarios() -> list:
@@ -378,10 +391,11 @@ def astype_scenarios() -> list:
     for k, to in enumerate(ASTYPE_TARGETS):
         for name, shape, kind, dtype in (("rank0", (), "contiguous", "float32"),
                                          ("strided", (3, 4), "strided", "float32"),
-                                         ("float16/reversed", (2, 3), "reversed", "float16")):
+                                         ("float16/reversed", (2, 3), "reversed", "float16"),
+                                         ("complex64/transposed", (2, 3), "transposed", W.COMPLEX)):
             if to == dtype:
                 continue
-            a = W.operand(lambda s: ASTYPE_DOMAIN.values(s, 41 + k), shape, kind, dtype)
+            a = W.operand(_astype_values(41 + k, dtype), shape, kind, dtype)
             cot = W.cotangent_tensor(shape, 81 + k, to)
             out.append(Scenario(name=f"unary/astype/{to}/{name}", op="astype", operands={"a": a}, wrt=("a",),
                                 params={"to": to}, cotangent=cot, family="unary",
@@ -389,12 +403,19 @@ def astype_scenarios() -> list:
     return out
 
 
+def _astype_values(seed, dtype):
+    """ASTYPE_DOMAIN's values; complex64: those as real parts, imaginary parts from it too."""
+    if dtype == W.COMPLEX:
+        return lambda s: ASTYPE_DOMAIN.values(s, seed) + 1j * ASTYPE_DOMAIN.values(s, seed + 1)
+    return lambda s: ASTYPE_DOMAIN.values(s, seed)
+
+
 def astype_fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-    dtype = draw(D.choice(tuple(d for d in dtypes if d != W.COMPLEX) or ("float32",)))
+    dtype = draw(D.choice(tuple(dtypes)))
     to = draw(D.choice(ASTYPE_TARGETS))
     shape, kind = W.draw_shape_and_layout(draw)
     seed = draw(D.irange(0, 2**16))
-    a = W.operand(lambda s: ASTYPE_DOMAIN.values(s, seed), shape, kind, dtype)
+    a = W.operand(_astype_values(seed, dtype), shape, kind, dtype)
     cot, mode = W.draw_cotangent(draw, shape, to)
     return W.finish(Scenario(name="", op="astype", operands={"a": a}, wrt=("a",), params={"to": to},
                              cotangent=cot, family="unary",
@@ -407,7 +428,8 @@ ASTYPE = OpInfo(
     exact=True, rule="d astype(x) = g cast back to x's dtype (the real part from complex64)",
     mlx_call=f"{REPRO}:astype_call",
     call_expression=lambda params, names: f"{names['a']}.astype(mx.{params['to']})",
-    scenarios=astype_scenarios, strategy=astype_fuzz_case, primitives=("AsType",), dtypes=FLOATS)
+    scenarios=astype_scenarios, strategy=astype_fuzz_case, primitives=("AsType",), dtypes=FLOATS,
+    complex=True)
 
 
 # --- identity (Copy) -----------------------------------------------------------------------------------

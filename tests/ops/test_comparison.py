@@ -281,3 +281,15 @@ def test_complex_mutant_is_rejected_by_complex_scenarios_only(op, mutant):
     assert rejected and all(n.endswith("/complex64") for n in rejected), rejected
     if mutant == "by_real_part":
         assert all("real_part_tie" in n or "/convention/ties/" in n for n in rejected), rejected
+
+
+@needs_pinned_mlx()
+def test_bitwise_of_complex_casts_the_real_part_in_mlx():
+    """complex64 -> int32 truncates the real part (MLX documents nothing; the reference's
+    _ints does the same), and the result cast back is complex with a zero gradient."""
+    import mlx.core as mx
+    z = np.array([1.7 + 2j, -2.5 - 1j, 3.25 + 9j], dtype=np.complex64)
+    assert np.array(mx.array(z).astype(mx.int32)).tolist() == C._ints(z).tolist() == [1, -2, 3]
+    (y,), (d,) = mx.vjp(lambda a: mx.bitwise_or(a.astype(mx.int32), a.astype(mx.int32)).astype(a.dtype),
+                        [mx.array(z)], [mx.array(np.ones(3, dtype=np.complex64))])
+    assert y.dtype == mx.complex64 and np.all(np.array(d) == 0)

@@ -183,3 +183,32 @@ def test_strategy_draws_decided_cases_in_every_dtype_it_is_given(op):
         seen.update(v["op"] for v in s.operands["a"].views)
     check()
     assert set(dtypes) <= seen and len(seen & {"slice", "transpose", "broadcast_to", "expand_dims"}) >= 3, seen
+
+
+# --- astype from complex64 ---------------------------------------------------------------------------
+
+def test_astype_from_complex_keeps_the_real_part():
+    z = np.array([1.25 + 2j, -1.5 - 0.75j])
+    assert E.astype_reference({"a": z}, {"to": "float32"}).tolist() == [1.25, -1.5]
+    d = E.astype_reference_vjp({"a": z}, np.array([3.0, -1.0]), {"to": "float32"})["a"]
+    assert np.iscomplexobj(d) and d.tolist() == [3, -1]
+
+
+def _imaginary_leaked(ctx):
+    """The real cotangent sent to the imaginary part too (g + i g) when the input is complex:
+    as if Im x fed the real output; the true rule on real input."""
+    g = np.asarray(ctx.cot)
+    x = ctx.operands["a"]
+    return {"a": (g + 1j * g if np.iscomplexobj(x) else np.real(g)).reshape(x.shape)}
+
+
+@needs_pinned_mlx()
+def test_astype_from_complex_in_mlx_and_a_leaked_imaginary_part_is_rejected_by_complex_rows_only():
+    import mlx.core as mx
+    z = mx.array(np.array([1.25 + 2j, -1.5 - 0.75j], dtype=np.complex64))
+    (y,), (d,) = mx.vjp(lambda a: a.astype(mx.float32), [z], [mx.array([3.0, -1.0])])
+    assert np.array(y).tolist() == [1.25, -1.5] and d.dtype == mx.complex64 and np.array(d).tolist() == [3, -1]
+    from helpers import wrong_vjp as Wr
+    rejected = [s.name for s in Wr.scenarios("astype") if Wr.honest("astype")[s.name] == "pass"
+                and Wr._judge(s, _imaginary_leaked) != "pass"]
+    assert rejected and all(n.endswith("/complex64/transposed") for n in rejected), rejected
