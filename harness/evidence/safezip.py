@@ -19,6 +19,7 @@ or control character is a reason to refuse the archive.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -284,13 +285,15 @@ def read(path) -> tuple:
 
 
 class Prefetch:
-    """read(path) begun on another thread, so that inflating the entries (zlib lets go of
-    the GIL while it works) overlaps the caller's own start-up, such as importing numpy.
-    Only a regular file is read (a symlink or a directory is for the caller to judge);
-    take() gives what read gives, raises what it raised, or None when nothing was read."""
+    """read(path) begun on another thread, so that inflating the entries and hashing them
+    (zlib and hashlib let go of the GIL while they work) overlaps the caller's own start-up,
+    such as importing numpy. Only a regular file is read (a symlink or a directory is for
+    the caller to judge); take() gives what read gives, raises what it raised, or None when
+    nothing was read; digests, after take(), {name: (the bytes hashed, their sha256)}."""
 
     def __init__(self, path):
         self.path, self._result, self._error, self._thread = path, None, None, None
+        self.digests = {}
         try:
             regular = stat.S_ISREG(os.lstat(path).st_mode)
         except (OSError, ValueError):
@@ -302,6 +305,7 @@ class Prefetch:
     def _read(self) -> None:
         try:
             self._result = read(self.path)
+            self.digests = {name: (data, hashlib.sha256(data).hexdigest()) for name, data in self._result[0].items()}
         except BaseException as e:   # raised again in the caller's thread, by take()
             self._error = e
 

@@ -488,6 +488,12 @@ def test_a_bundle_read_ahead_on_another_thread_loads_as_one_read_here(tmp_path):
     zpath.write_bytes(data)
     ahead = load(zpath, safezip.Prefetch(zpath))
     assert (ahead.files, ahead.problems) == (load(zpath).files, load(zpath).problems) and ahead.files
+    from mlx_vjpcheck.evidence import manifest
+    assert set(ahead.digests) == set(ahead.files)   # hashed as they were read
+    assert all(ahead.sha256_of(n) == manifest.sha256(d) for n, d in ahead.files.items())
+    name = sorted(ahead.files)[0]
+    ahead.files[name] = bytes(ahead.files[name]) + b" "   # other bytes under the name: hashed afresh
+    assert ahead.sha256_of(name) == manifest.sha256(ahead.files[name]) != ahead.digests[name][1]
     polyglot = tmp_path / "p.zip"
     polyglot.write_bytes(b"#!/bin/sh\necho hi\n" + data)   # bytes outside the entries: refused alike
     assert load(polyglot, safezip.Prefetch(polyglot)).problems == load(polyglot).problems != []
