@@ -508,6 +508,28 @@ def test_a_bundle_read_ahead_on_another_thread_loads_as_one_read_here(tmp_path):
     assert load(run, safezip.Prefetch(run)).files == load(run).files   # a directory: walked as before
 
 
+@pytest.mark.parametrize("few", [True, False])
+def test_escaped_quotes_found_run_by_run_are_those_two_replaces_find(monkeypatch, few):
+    """strict._unescaped keeps what shape then counts exactly as the two passes of
+    bytes.replace did, on every short text of backslashes, quotes and brackets; past
+    _FEW_BACKSLASHES it is those passes. Negative control: a quote after an even run of
+    backslashes is a string end and stays."""
+    import random
+
+    def replaced(data):
+        return data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, strict._DELETE)
+
+    if not few:
+        monkeypatch.setattr(strict, "_FEW_BACKSLASHES", 2)
+    rng = random.Random(7)
+    alphabet = [b"\\", b'"', b"a", b"[", b"]", b",", b"{", b"n"]
+    for _ in range(6000):
+        text = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert strict._unescaped(text).translate(None, strict._DELETE) == replaced(text), text
+    assert strict._unescaped(b'"a\\\\"]') == b'"a\\\\"]'
+    assert strict.shape(b'["a\\"]"]').depth == 1 and strict.shape(b'["a\\\\"]').depth == 1
+
+
 @pytest.mark.parametrize("kept", [False, True])
 def test_the_console_script_leaves_at_once_only_when_objects_were_kept(kept):
     """cli.leave: the exit code either way; with kept objects the process ends at once,
