@@ -45,3 +45,51 @@ def test_the_true_rule_planted_the_same_way_passes():
 def test_pinned_mlx_passes_the_catalog():
     failing, tagged = B.pinned_verdicts("searchsorted")
     assert failing == tagged == set(), failing
+
+
+# --- complex64 --------------------------------------------------------------------------------------
+
+@needs_pinned_mlx()
+def test_complex_search_is_numpys_lexicographic_order_in_mlx():
+    import mlx.core as mx
+    for side in ("left", "right"):
+        got = np.array(mx.searchsorted(mx.array(S.S_C.astype(np.complex64)), mx.array(S.HITS_C.astype(np.complex64)),
+                                       side=side))
+        assert got.tolist() == np.searchsorted(S.S_C, S.HITS_C, side=side).tolist(), side
+
+
+def _weighted(transform=None, by_real=False):
+    """The weighted form's rule d v = g * index (d s = 0), numpy; `by_real` finds the
+    index by real parts alone, `transform` changes d v."""
+    def backward(ctx):
+        s, v, p = ctx.operands["s"], ctx.operands["v"], ctx.params
+        idx = np.searchsorted(np.real(s), np.real(v), side=p.get("side", "left")) if by_real else \
+            S.index({"s": s, "v": v}, p)
+        dv = ctx.cot * idx if p.get("form") == "weighted" else np.zeros(np.shape(v))
+        dv = transform(dv) if transform else dv
+        out = {"s": np.zeros(np.shape(s)), "v": dv}
+        return {n: out[n] for n in ctx.names}
+    return backward
+
+
+COMPLEX_MUTANTS = {"conjugated": _weighted(np.conj), "imaginary_dropped": _weighted(np.real),
+                   "by_real_part": _weighted(by_real=True)}
+
+
+def _rejected(backward) -> list:
+    from helpers import wrong_vjp as W
+    return [s.name for s in W.scenarios("searchsorted") if W.honest("searchsorted")[s.name] == "pass"
+            and W._judge(s, backward) != "pass"]
+
+
+def test_the_true_weighted_rule_planted_passes():
+    assert _rejected(_weighted()) == []
+
+
+@pytest.mark.parametrize("mutant", sorted(COMPLEX_MUTANTS))
+def test_complex_mutant_is_rejected_by_complex_weighted_scenarios_only(mutant):
+    rejected = _rejected(COMPLEX_MUTANTS[mutant])
+    assert rejected and all(n.startswith("searchsorted/weighted/") and n.endswith("/complex64")
+                            for n in rejected), rejected
+    if mutant == "by_real_part":
+        assert rejected == ["searchsorted/weighted/convention/real_part_tie/complex64"], rejected
