@@ -8,6 +8,14 @@ dx = scale * M^T g. S_k and H_12 are symmetric, so there M^T = M; H_20 and
 H_28 are not, so a rule that re-applies the forward transform (Hadamard::vjp
 returns its own jvp) is wrong for every n divisible by 20 or 28.
 
+Complex input: MLX's docs make the transform equivalent to hadamard(n) @ a *
+scale, which keeps the imaginary part (the reference: complex128, dx = scale
+M^T g), but mx.hadamard_transform casts complex64 to float32 (its dtype is the
+input's only when floating) and transforms the real part: a float32 result,
+and the VJP of the real part. That is the register's
+complex_input_cast_to_real (every release from 0.25.2 to 0.32.4); the
+"complex/..." rows carry it, and the strategy draws no complex64.
+
 The MLX call is ops/repro/hadamard_transform.py.
 """
 from __future__ import annotations
@@ -74,11 +82,18 @@ def scale_of(params, n) -> float:
 
 # --- float64 reference ---------------------------------------------------------------------
 
+def _float(x) -> np.ndarray:
+    x = np.asarray(x)
+    return x.astype(np.complex128) if np.iscomplexobj(x) else x.astype(np.float64)
+
+
 def reference(inp, params):
-    a = np.asarray(inp["a"], dtype=np.float64)
+    """scale * M a; complex128 for complex input (MLX's docs: the transform is
+    equivalent to hadamard(n) @ a * scale, which keeps the imaginary part)."""
+    a = _float(inp["a"])
     n = a.shape[-1]
     M = matrix(n)
-    y = np.zeros(a.shape)
+    y = np.zeros(a.shape, dtype=a.dtype)
     for j in range(n):
         for i in range(n):
             y[..., j] += M[j, i] * a[..., i]
@@ -87,10 +102,12 @@ def reference(inp, params):
 
 def reference_vjp(inp, g, params):
     """dx[i] = scale * sum_j M[j, i] g[j]: the transpose, not M again."""
-    g = np.asarray(g, dtype=np.float64)
+    g = _float(g)
+    if np.iscomplexobj(inp["a"]):
+        g = g.astype(np.complex128)
     n = g.shape[-1]
     M = matrix(n)
-    dx = np.zeros(g.shape)
+    dx = np.zeros(g.shape, dtype=g.dtype)
     for j in range(n):
         for i in range(n):
             dx[..., i] += M[j, i] * g[..., j]
@@ -135,7 +152,23 @@ def scenarios() -> list:
             for n, s in ((20, 1.0), (28, 1.0), (40, 0.5), (56, None))]
     out.append(_case(f"{UNTRANSPOSED}/n20/ones", _rows(20, 1, 0), 1.0, tags=(UNTRANSPOSED,),
                      desc="all-ones input and cotangent: dx = column sums of M, not row sums"))
-    return out
+    return out + complex_scenarios()
+
+
+# defect class: complex64 input is cast to float32 (the imaginary part dropped, a float32
+# result), where MLX's docs make the transform hadamard(n) @ a * scale
+COMPLEX_CAST = "complex_input_cast_to_real"
+
+
+def _complex_rows(n, rows, seed):
+    return tensor(seeded_ints((rows, n), seed) + 1j * seeded_ints((rows, n), seed + 1), dtype="complex64")
+
+
+def complex_scenarios() -> list:
+    return [_case("complex/pow2/n4", _complex_rows(4, 2, 120), 0.5, cot=_complex_rows(4, 2, 122),
+                  tags=(COMPLEX_CAST,), desc="complex input: MLX transforms the real part alone, float32 out"),
+            _case("complex/h12/n12", _complex_rows(12, 1, 124), 1.0, cot=_complex_rows(12, 1, 126),
+                  tags=(COMPLEX_CAST,), desc="")]
 
 
 # --- fuzz strategy -------------------------------------------------------------------------
@@ -145,7 +178,9 @@ SCALES = (1.0, 0.5, -1.0, 0.25, 2.0, -0.125)   # dyadic: the products stay exact
 
 
 def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
-    dtype = draw(D.choice(dtypes))
+    # complex64 is the register's complex_input_cast_to_real on every input with an imaginary
+    # part (the catalog's complex rows carry it): not drawn
+    dtype = draw(D.choice(tuple(d for d in dtypes if d != "complex64") or ("float32",)))
     n = draw(D.choice(SIZES))
     batch = tuple(draw(D.irange(1, 3)) for _ in range(draw(D.irange(0, 2))))
     rows = draw(D.irange(1, 3))
@@ -169,6 +204,5 @@ OPS = (OpInfo(
     rule="along the last axis y = scale M a with M = H_m kron S_k (n = m 2^k); dx = scale M^T g, "
          "the transpose: M itself only where H_m is symmetric (m = 1, 12)",
     mlx_call=".ops.repro.hadamard_transform:mlx_call", call_expression=call_expression,
-    # complex64: MLX returns a float32 result (the imaginary part dropped), so no complex claim
-    primitives=("Hadamard", "Multiply"), dtypes=("float32", "float16", "bfloat16"), complex=False,
+    primitives=("Hadamard", "Multiply", "AsType"), dtypes=("float32", "float16", "bfloat16"), complex=True,
     scenarios=scenarios, strategy=fuzz_case),)

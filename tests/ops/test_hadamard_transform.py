@@ -105,9 +105,28 @@ def test_the_reference_vjp_through_the_same_wrapper_changes_nothing():
 
 @needs_pinned_mlx()
 def test_pinned_mlx_fails_exactly_the_untransposed_factor_scenarios():
+    """... and the complex rows (the register's complex_input_cast_to_real)."""
     for s in W.scenarios(OP):
         status = W.honest(OP)[s.name]
-        assert (status == "fail") == (H.UNTRANSPOSED in s.defect_tags), (s.name, status)
+        assert (status == "fail") == bool({H.UNTRANSPOSED, H.COMPLEX_CAST} & set(s.defect_tags)), (s.name, status)
+
+
+def test_complex_reference_is_the_documented_matrix_product():
+    """MLX's docs: equivalent to hadamard(n) @ a * scale. Complex input keeps its
+    imaginary part; the VJP is scale M^T g in complex arithmetic (M is real)."""
+    a = np.array([[1 + 2j, 3 - 1j]])
+    assert np.allclose(H.reference({"a": a}, {"scale": 1.0}), [[4 + 1j, -2 + 3j]])
+    d = H.reference_vjp({"a": a}, np.array([[1 + 0j, 1j]]), {"scale": 1.0})["a"]
+    assert np.allclose(d, [[1 + 1j, 1 - 1j]])
+
+
+@needs_pinned_mlx()
+def test_pinned_mlx_drops_the_imaginary_part_of_complex_input():
+    import mlx.core as mx
+    (y,), (d,) = mx.vjp(lambda a: mx.hadamard_transform(a, scale=1.0),
+                        [mx.array(np.array([1 + 2j, 3 - 1j], dtype=np.complex64))], [mx.array([1.0, 1.0])])
+    assert y.dtype == mx.float32 and np.array(y).tolist() == [4.0, -2.0]
+    assert d.dtype == mx.complex64 and np.array(d).tolist() == [2, 0]
 
 
 @needs_pinned_mlx()
