@@ -119,13 +119,17 @@ def index_plan(draw, max_dim=3):
     return side, srt, out, lhs, rhs
 
 
-def operand_batch(draw, idx_shape, other_shape, max_items=4):
+def operand_batch(draw, idx_shape, other_shape, max_items=4, shared=False):
     """Batch shape of one operand. With an index array it is any (E,) / (E1, E2);
-    without one its default arange must broadcast against the other side."""
+    without one its default arange must broadcast against the other side: some
+    dims set to 1 or dropped, or with `shared`, half the time one item shared by
+    the whole index batch (every batch dim 1)."""
     if idx_shape is not None:
         return tuple(draw(D.choice(ITEMS[max_items])) for _ in range(draw(D.irange(1, 2))))
     if other_shape is None:
         return None   # decided by the caller (side "none")
+    if shared and draw(D.choice((False, True))):
+        return (1,) * len(other_shape)
     return D.broadcast_variant(draw, other_shape)
 
 
@@ -143,10 +147,14 @@ def draw_index(draw, shape, bound, srt):
     return None if shape is None else D.index_values(draw, shape, bound, srt)
 
 
-def draw_batches(draw, side, out, lhs, rhs, max_items=4):
+def draw_batches(draw, side, out, lhs, rhs, max_items=4, shared_left=False):
+    """The two operands' batch shapes. `shared_left`: a left operand without an
+    index array is half the time one item broadcast over every right index (the
+    left broadcast the right-sorted fast path reads past: rhs-sorted+bcast-left)."""
     if side == "none":
         return D.broadcast_variant(draw, out), D.broadcast_variant(draw, out)
-    return operand_batch(draw, lhs, rhs, max_items), operand_batch(draw, rhs, lhs, max_items)
+    return (operand_batch(draw, lhs, rhs, max_items, shared=shared_left),
+            operand_batch(draw, rhs, lhs, max_items))
 
 
 def out_batch_of(a_batch, b_batch, lhs, rhs):
