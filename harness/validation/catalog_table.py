@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import math
 import os
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 4   # the layout of the cached files (a change rebuilds them)
+FORMAT = 5   # the layout of the cached files (a change rebuilds them)
 # What else a catalog record's rechecks re-derive, kept beside the expected values
 # under these names: the direction-dependent values of the second-order and
 # forward-mode oracles along the direction a `run` record's seed gives (the trial
@@ -47,6 +48,28 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def form_hash(scenario_dict: dict) -> str | None:
+    """The sha256 of a parsed scenario's marshal form (version 2: every type, key order and
+    float bit exactly, nothing shared), None when it has none. For parsed JSON only (str,
+    int, float, bool, None, lists, dicts: marshal would write any buffer, a numpy array too,
+    as bytes). Equal forms have equal canonical texts (the text is a function of what the
+    form fixes), so a form known to be a catalog scenario's names that scenario's text hash
+    without the text being written: floats written as text were most of a validation's cost
+    of telling scenarios apart. The converse does not hold (keys in another order, another
+    NaN): those take the text."""
+    try:
+        return hashlib.sha256(marshal.dumps(scenario_dict, 2)).hexdigest()
+    except ValueError:   # something marshal does not write: only the text tells
+        return None
+
+
+def read_form(scenario) -> dict:
+    """A scenario as a results file holds it after the parse: written as the runner writes
+    it (core/jsonio, keys sorted), read back."""
+    from ..core import jsonio
+    return jsonio.loads(jsonio.dumps(scenario.to_dict(), sort_keys=True))
+
+
 @dataclass
 class Table:
     digest: str        # catalog.digest() of this package's catalog
@@ -57,6 +80,15 @@ class Table:
     # sha256 of every catalog text that reads back to itself (Scenario.from_dict, then to_dict):
     # a record's scenario with such a text is in the writers' form without a round trip of its own
     round_trips: frozenset = frozenset()
+    # form_hash of each catalog scenario as a results file holds it -> its text hash
+    forms: dict = None
+
+    def known(self, scenario_dict: dict) -> str | None:
+        """The text hash of a parsed scenario whose form is a catalog scenario's, else None."""
+        if not self.forms:
+            return None
+        form = form_hash(scenario_dict)
+        return None if form is None else self.forms.get(form)
 
     def is_catalog(self, key: str) -> bool:
         """Whether this text hash is a catalog scenario's text in the writers' form."""
@@ -133,12 +165,15 @@ def _reads_back(text: str) -> bool:
 def _build() -> Table:
     from ..cases import catalog, expected
     scenarios = catalog.catalog()
-    names, hashes, exp, accs, round_trips = [], {}, {}, {}, set()
+    names, hashes, exp, accs, round_trips, forms = [], {}, {}, {}, set(), {}
     for s in scenarios:
         text = canonical(s.to_dict())
         key = text_hash(text)
         names.append(s.name)
         hashes[s.name] = key
+        form = form_hash(read_form(s))
+        if form is not None and text_hash(canonical(read_form(s))) == key:
+            forms[form] = key
         if _reads_back(text):
             round_trips.add(key)
         try:
@@ -149,7 +184,7 @@ def _build() -> Table:
         exp[key] = {**values, **arrays}
         if acc:
             accs[key] = acc
-    return Table(catalog.digest(scenarios), names, hashes, exp, accs, frozenset(round_trips))
+    return Table(catalog.digest(scenarios), names, hashes, exp, accs, frozenset(round_trips), forms)
 
 
 def _folder() -> Path:
@@ -174,7 +209,8 @@ def _save(table: Table, path: Path) -> None:
     (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "digest": table.digest, "names": table.names,
                                                 "hashes": table.hashes, "layout": layout,
                                                 "accumulation": table.accumulation or {},
-                                                "round_trips": sorted(table.round_trips)}))
+                                                "round_trips": sorted(table.round_trips),
+                                                "forms": table.forms or {}}))
     try:
         os.replace(tmp, path)
     except OSError:   # another validation wrote it first
@@ -195,7 +231,7 @@ def _load(path: Path) -> Table:
         arr = bufs[buf][offset:offset + math.prod(shape)].reshape(shape)
         exp.setdefault(key, {})[name] = arr if arr.dtype.str == dtype else arr.astype(np.dtype(dtype))
     return Table(index["digest"], index["names"], index["hashes"], exp, index.get("accumulation") or {},
-                 frozenset(index["round_trips"]))
+                 frozenset(index["round_trips"]), dict(index["forms"]))
 
 
 _MEMO: list = []

@@ -56,12 +56,24 @@ class Recomputer:
 
     def identity(self, scen_dict: dict) -> tuple:
         """(canonical text, its sha256) of a parsed scenario, once per dict object: the
-        records and the binding both ask (the entry holds the dict, so its id stays its own)."""
+        records and the binding both ask (the entry holds the dict, so its id stays its own).
+        The text is None where the table knew the hash by the scenario's form (a catalog
+        scenario as results files hold it): text() writes it when it is wanted."""
         hit = self._texts.get(id(scen_dict))
         if hit is None or hit[0] is not scen_dict:
-            text = catalog_table.canonical(scen_dict)
-            hit = self._texts[id(scen_dict)] = (scen_dict, text, catalog_table.text_hash(text))
+            known = self.table.known(scen_dict) if self.table is not None else None
+            if known is not None:
+                hit = (scen_dict, None, known)
+            else:
+                text = catalog_table.canonical(scen_dict)
+                hit = (scen_dict, text, catalog_table.text_hash(text))
+            self._texts[id(scen_dict)] = hit
         return hit[1], hit[2]
+
+    def text(self, scen_dict: dict) -> str:
+        """The canonical text of a parsed scenario."""
+        text = self.identity(scen_dict)[0]
+        return text if text is not None else catalog_table.canonical(scen_dict)
 
     def digest(self, scen_dict: dict) -> str:
         """The sha256 of identity(scen_dict), taken from what another process made when it
@@ -85,7 +97,8 @@ class Recomputer:
                 self._told[k] = (mine[k], digest)
 
     def get(self, scen_dict: dict) -> tuple:
-        key, digest = self.identity(scen_dict)
+        _, digest = self.identity(scen_dict)
+        key = digest   # the cache is keyed by the text's hash: equal texts, one entry
         if key not in self._cache:
             problems = _scenario_problems(scen_dict)
             if problems:
@@ -94,7 +107,7 @@ class Recomputer:
             # Junk a lenient reader would coerce ("x" for a flag, true for 1.0) is refused. A
             # catalog scenario's own text is that form (catalog_table checks it when it builds).
             catalog = self.table is not None and self.table.is_catalog(digest)
-            if not catalog and catalog_table.canonical(s.to_dict()) != key:
+            if not catalog and catalog_table.canonical(s.to_dict()) != self.text(scen_dict):
                 raise ValueError("scenario is not in the form Scenario.to_dict writes")
             known = self.table.values(digest) if self.table else None
             prefill = self.table.prefill(digest) if self.table and known is not None else {}

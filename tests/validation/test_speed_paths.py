@@ -372,6 +372,43 @@ def test_the_other_processes_tell_the_scenario_hashes_they_made(small_chunks, mo
         parent.digest(scenarios[0])
 
 
+def test_a_scenario_known_by_its_form_has_the_hash_its_text_has(tmp_path):
+    """catalog_table.Table.known: a catalog scenario as a results file holds it is named by
+    its marshal form, with the hash its canonical text has; any change a text would show
+    (-0.0 for 0.0, 1 for 1.0, another value, true for 1, a key more) misses the form and
+    takes the text, as does a key order or a NaN that a text does not show."""
+    from mlx_vjpcheck.validation import catalog_table
+    table = catalog_table.get()
+    data = jsonio.loads((fx.run_dir(tmp_path / "run") / "results.json").read_bytes())   # as written
+    by_text = lambda d: catalog_table.text_hash(catalog_table.canonical(d))   # noqa: E731
+    rc = records.Recomputer(table)
+    for name, d in data["scenarios"].items():
+        text, digest = rc.identity(d)
+        assert text is None and digest == by_text(d) == table.hashes[name]   # known by its form
+    d = next(iter(data["scenarios"].values()))
+    operand = next(iter(d["operands"].values()))
+    first = operand["values"][0]
+
+    def edited(fn):
+        e = copy.deepcopy(d)
+        fn(e, next(iter(e["operands"].values())))
+        return e
+
+    changes = [lambda e, o: o["values"].__setitem__(0, -0.0 if first == 0.0 else 0.0),
+               lambda e, o: o["values"].__setitem__(0, int(first) if float(first).is_integer() and not isinstance(first, int) else first + 1),
+               lambda e, o: o["values"].__setitem__(0, first + 1e-9),
+               lambda e, o: o.__setitem__("dtype", True),
+               lambda e, o: e.__setitem__("zz", 1),
+               lambda e, o: e.update(dict(reversed(list(e.items()))) or {}) or e.__setitem__("name", e.pop("name"))]
+    for change in changes:
+        e = edited(change)
+        text, digest = records.Recomputer(table).identity(e)
+        assert text is not None and digest == by_text(e)   # the text decided
+        if catalog_table.canonical(e) != catalog_table.canonical(d):
+            assert digest != table.hashes[d["name"]]   # negative control: not taken for the catalog's
+    assert catalog_table.form_hash({"x": object()}) is None   # no marshal form: the text decides
+
+
 def test_chunks_on_several_processes_join_to_what_one_process_gives(small_chunks):
     items = list(range(300))
     want, _ = _one_process(_items_fn(), items)
