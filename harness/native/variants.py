@@ -156,10 +156,18 @@ def link_variant(gate, variant: str, objects: dict, parts: tuple, bindings=None,
                           [[str(s) for s in suite_objs]])
     root = gate.builds_root
 
+    # The unit objects standing in for the bindings' or tests' own that each part links (and
+    # so its key holds): the extension links the core and extern groups, the C++ tests the
+    # tests group, the suite neither. A unit another part links (a C++ test recompiled
+    # against a patched header) must not change this part's key: a gate without the C++
+    # tests would relink the same package.
+    linked = {"package": ("core", "extern"), "tests": ("tests",), "suite": ()}
+
     def one(part):
         argv_of, rel_out, cid, what, extra = plans[part]
+        own = sorted((k, str(v)) for k, v in replace.items() if gate.unit_group(k) in linked[part])
         key = f"{variant}-{part}-" + native_cache.digest(
-            "variant/2", part, [str(o) for o in mlx_objs], sorted((k, str(v)) for k, v in replace.items()),
+            "variant/2", part, [str(o) for o in mlx_objs], own,
             gate.archive_sha256, gate.libraries, first.compiler, link_flags, extra)
         final = root / key
 

@@ -484,6 +484,66 @@ def test_replay_compares_records_and_tests():
     assert R.compare_tests(tests, again)[0]["problems"] == ["patched fail -> pass"]
 
 
+def test_replay_measures_a_record_that_did_not_reproduce_again_in_fresh_processes():
+    # The rule of `mlx-vjpcheck replay`: a record whose first measurement disagrees is measured
+    # again; values that differ among the measurements (memory read past a buffer) prove
+    # nothing either way, values every measurement repeats and the record lacks are caught.
+    chk = {"name": "grad:b", "kind": "reference", "passed": False, "observed": [2.0, -31.0], "expected": [2.0, 2.0],
+           "atol": 1e-5, "rtol": 1e-5, "deterministic": True}
+    rec = {"records": [{"scenario": "s", "device": "cpu", "status": "fail", "checks": [chk]}]}
+    first = {"records": [dict(rec["records"][0], checks=[dict(chk, observed=[2.0, 5.0])])]}
+    asked = []
+
+    def again_with(values):
+        def again(name, names):
+            asked.append((name, names))
+            v = values[len(asked) - 1]
+            return [dict(rec["records"][0], checks=[dict(chk, observed=[2.0, v])])]
+        return again
+    rows = R.compare_records({"results-pristine.json": rec}, {"results-pristine.json": first},
+                             again_with([7.0, 9.0]))
+    assert rows[0]["reproduced"] and rows[0]["varying"] == ["grad:b"] and rows[0]["measurements"] == 2
+    assert asked == [("results-pristine.json", ["s"])]                  # stopped once it varied
+    # negative control: the same other values every time (a record whose values were edited)
+    asked.clear()
+    rows = R.compare_records({"results-pristine.json": rec}, {"results-pristine.json": first},
+                             again_with([5.0, 5.0]))
+    assert not rows[0]["reproduced"] and rows[0]["measurements"] == 3 and "other values" in rows[0]["problems"][0]
+    # without fresh measurements one differing value is not reproduced (as before), and a record
+    # that reproduces at once is never measured again
+    assert not R.compare_records({"results-pristine.json": rec}, {"results-pristine.json": first})[0]["reproduced"]
+    asked.clear()
+    rows = R.compare_records({"results-pristine.json": rec}, {"results-pristine.json": rec}, again_with([]))
+    assert rows[0]["reproduced"] and rows[0]["measurements"] == 1 and not asked
+
+
+def test_a_part_s_link_key_holds_only_the_objects_it_links(tmp_path, monkeypatch):
+    # A C++ test unit recompiled against a patched header enters the tests' link, not the
+    # package's or the suite's: a gate without the C++ tests reuses the same package.
+    from types import SimpleNamespace
+    from mlx_vjpcheck.native import variants as V
+    groups = {"mlx/primitives.cpp": "mlx", "python/src/array.cpp": "core", "tests/ops_tests.cpp": "tests"}
+    unit = SimpleNamespace(compiler="c++", flags=["-O2"])
+    bindings = SimpleNamespace(key="b", extension="core.so",
+                               objects=lambda g, replace: [str(o) for r, o in replace.items() if groups[r] == g])
+    monkeypatch.setattr(V.native_cache, "entry", lambda root, key, fill, fresh: (Path(root) / key, {}, True))
+
+    def keys(objects, parts=("package", "tests", "suite")):
+        gate = SimpleNamespace(unit_group=groups.get, touched={}, first_unit=unit, archive=tmp_path / "libmlx.a",
+                               libraries=[], builds_root=tmp_path, archive_sha256="0", fresh=False, jobs=1,
+                               rec=None, src=tmp_path)
+        (tmp_path / "python" / "mlx").mkdir(parents=True, exist_ok=True)
+        return V.link_variant(gate, "patched", objects, parts, bindings, ["suite.o"]).keys
+    base = {"mlx/primitives.cpp": "p.o", "python/src/array.cpp": "a.o"}
+    with_tests = keys(dict(base, **{"tests/ops_tests.cpp": "t.o"}))
+    without = keys(base, ("package", "suite"))
+    assert with_tests["package"] == without["package"] and with_tests["suite"] == without["suite"]
+    # negative controls: the objects a part does link are in its key
+    assert keys(dict(base, **{"tests/ops_tests.cpp": "t2.o"}))["tests"] != with_tests["tests"]
+    assert keys(dict(base, **{"python/src/array.cpp": "a2.o"}))["package"] != without["package"]
+    assert keys(dict(base, **{"mlx/primitives.cpp": "p2.o"}))["suite"] != without["suite"]
+
+
 def test_recorder_env_reaches_the_command(tmp_path):
     rec = Recorder(tmp_path)
     e = rec.run("x", [sys.executable, "-c", "import os; print(os.environ['VJP_T'])"], tmp_path,
