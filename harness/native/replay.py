@@ -2,7 +2,8 @@
 
 The evidence (a gate run directory, or a bundle of one) must validate first.
 From it come the checkout commit (the given --mlx-source must be at it), the
-patch, the optimisation level, the stages and the exact scenarios; the two
+patch, the optimisation level, the stages and the exact scenarios (each as the
+gate ran it: catalog, regression corpus or finding, recorded_entries); the two
 builds are made again (from the cache when they are there: a cache entry is
 keyed by everything that shapes it, so a reused build is the same build) and
 everything runs again into a new run directory. Then, per record of every
@@ -81,6 +82,44 @@ def recorded_gate(files: dict) -> dict:
             "filter": tests.get("filter") if isinstance(tests, dict) else None,
             "scenarios": files[paths.SCENARIOS].decode("utf-8"), "tests": tests,
             "results": {name: js(name) for name in files if paths.is_results(name)}}
+
+
+def recorded_entries(files: dict, entries: list) -> list:
+    """The evidence's scenarios (`entries`: scenarios.json as loaded) as its gate ran them.
+    scenarios.json holds them bare, a catalog file, so every one loads as a catalog entry;
+    where each came from is what the gate chose (the catalog, the regression corpus, a
+    scenario file) and what its comparison rows say, which the validator has checked
+    against this package's catalog and corpus. A corpus entry is this package's entry of
+    that name (its kind, whether the patch is held to it and why not, its signature and
+    recorded pristine status: what the comparison and the verdict read), when it is the
+    same scenario and its row does not say otherwise; a row's regression or finding
+    otherwise comes from the row (a corpus-format file or a finding given with
+    --scenarios); anything else stays a catalog entry."""
+    from ..cases import files as F
+    rows = {}
+    for name in sorted(files):
+        if name == paths.COMPARISON or name.endswith("/" + paths.COMPARISON):
+            doc = jsonio.member(files, name)
+            for r in (doc.get("rows") if isinstance(doc, dict) else None) or []:
+                if isinstance(r, dict):
+                    rows.setdefault(r.get("scenario"), r)
+    corpus = {e.scenario.name: e for e in F.regressions()}
+    out = []
+    for e in entries:
+        row = rows.get(e.scenario.name) or {}
+        source, known = row.get("source"), corpus.get(e.scenario.name)
+        if known is not None and known.scenario == e.scenario and source in (None, "regression"):
+            out.append(known)
+        elif source == "regression" and row.get("recorded_pristine") in F.STATUSES:
+            pristine, in_scope = row.get("recorded_pristine"), row.get("in_scope", True) is not False
+            out.append(F.Entry(e.scenario, e.source, "regression", pristine != "pass", in_scope,
+                               "" if in_scope else str(row.get("reason") or ""),
+                               {"signature": row.get("signature"), "pristine": {"status": pristine}}))
+        elif source == "finding":
+            out.append(F.Entry(e.scenario, e.source, "finding", True))
+        else:
+            out.append(e)
+    return out
 
 
 def _by_key(records) -> dict:
@@ -190,7 +229,7 @@ def main(args, project, say, check) -> int:
         scen_file.write_text(rec["scenarios"], encoding="utf-8")
         from ..cases import files as F
         try:
-            entries = F.load_entries(scen_file)
+            entries = recorded_entries(files, F.load_entries(scen_file))
         except F.ScenarioFileError as e:
             raise G.InputError(f"the evidence's scenarios.json: {e}")
         gate = G.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,

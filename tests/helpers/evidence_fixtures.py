@@ -20,9 +20,11 @@ import numpy as np
 
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.cases import expected as expect
+from mlx_vjpcheck.cases import files as case_files
 from mlx_vjpcheck.cli import validate as validate_cli
 from mlx_vjpcheck.core import checks as checks_mod
 from mlx_vjpcheck.core import verdict
+from mlx_vjpcheck.core.scenario import dump_catalog
 from mlx_vjpcheck.evidence import atomic, manifest, results, rundir
 from mlx_vjpcheck.judging.oracles import FIRST_ORDER
 from mlx_vjpcheck.running import environment
@@ -106,19 +108,33 @@ def run_dir(out) -> Path:
     return Path(out)
 
 
-def native_dir(out) -> Path:
+def native_dir(out, corpus=()) -> Path:
     """The native layout: pristine fails the tagged scenario, patched passes all; rows in
-    the form native/gate.py's comparison() writes them."""
+    the form native/gate.py's comparison() writes them. `corpus`: names of regression-corpus
+    entries to add as a gate over the catalog and the corpus has them (pristine fails each,
+    patched passes those in scope; rows with the corpus fields), with the gate's
+    scenarios.json (what `build_and_test.py --replay` runs again)."""
     names = PASSING + FAILING
-    pristine = results.build(scenarios(names), [record(s) for s in scenarios(PASSING)]
-                             + [record(s, wrong=True) for s in scenarios(FAILING)], dict(ENV), kind="native")
-    patched = results.build(scenarios(names), [record(s) for s in scenarios(names)], dict(ENV), kind="native")
-    by = {s.name: s for s in scenarios(names)}
+    entries = {e.scenario.name: e for e in case_files.regressions()}
+    extra = [entries[n] for n in corpus]
+    scens = scenarios(names) + [e.scenario for e in extra]
+    pristine = results.build(scens, [record(s) for s in scenarios(PASSING)]
+                             + [record(s, wrong=True) for s in scenarios(FAILING)]
+                             + [record(e.scenario, wrong=True) for e in extra], dict(ENV), kind="native")
+    patched = results.build(scens, [record(s) for s in scenarios(names)]
+                            + [record(e.scenario, wrong=not e.in_scope) for e in extra], dict(ENV), kind="native")
+    by = {s.name: s for s in scens}
     rows = [{"scenario": r["scenario"], "op": by[r["scenario"]].op, "device": r["device"], "pristine": r["status"],
              "patched": q["status"], "expects_defect": by[r["scenario"]].expects_defect_under(FIRST_ORDER),
              "source": "catalog",
              "in_scope": True}
             for r, q in zip(pristine["records"], patched["records"])]
+    for row in rows:
+        e = entries.get(row["scenario"]) if corpus else None
+        if e is not None:
+            row.update(expects_defect=e.expects_defect and e.scenario.expects_defect_under(FIRST_ORDER),
+                       source="regression", in_scope=e.in_scope, signature=e.meta.get("signature"),
+                       recorded_pristine=e.meta["pristine"]["status"], **({} if e.in_scope else {"reason": e.reason}))
     commands = [{"id": cid, "argv": ["c++", "-c", f"{cid}.cpp"], "cwd": "/tmp/build", "exit_code": 0,
                  "seconds": 0.5, "stdout": f"logs/{cid}.out", "stderr": f"logs/{cid}.err"}
                 for cid in ("compile-pristine", "compile-patched", "run-pristine", "run-patched")]
@@ -130,6 +146,8 @@ def native_dir(out) -> Path:
         atomic.write_json(tmp / "commands.json", commands)
         atomic.write_json(tmp / "environment.json", ENV)
         atomic.write_text(tmp / "patch.diff", "--- a/x.cpp\n+++ b/x.cpp\n@@ -1 +1 @@\n-a\n+b\n")
+        if corpus:
+            atomic.write_text(tmp / "scenarios.json", dump_catalog(scens) + "\n")
         for c in commands:
             atomic.write_text(tmp / c["stdout"], f"compiled {c['id']}\n")
             atomic.write_text(tmp / c["stderr"], "")

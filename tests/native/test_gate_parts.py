@@ -663,3 +663,88 @@ def test_fuzz_findings_on_both_builds_are_blamed_only_when_claimed_or_worse(tmp_
     assert rows["s1"] == "in scope, still failing patched"          # a class the corpus gives the patch
     assert rows["s2"].startswith("pre-existing")                      # a crash class it does not claim
     assert rows["s3"].startswith("WORSE on patched")                  # second order before, a crash now
+
+
+# --- replay: each scenario as the gate ran it -------------------------------------------------------
+
+# a corpus entry the series fixes, and one it does not (its row carries the reason)
+CORPUS = ("regress/gather_mm__grad-a__reference__wrong-value__lhs-sorted",
+          "regress/cumprod__hvp-a__second_order__wrong-value__scan")
+
+
+def test_a_replay_runs_corpus_entries_as_corpus_entries_and_its_comparison_validates(tmp_path, monkeypatch):
+    # scenarios.json holds the gate's scenarios bare (a catalog file): a replay that took
+    # them as they load ran every regression-corpus entry as a catalog scenario, and its
+    # comparison.json failed validation ("source 'catalog' but the scenario is a regression
+    # scenario"; an out-of-scope entry also "in_scope True but this package's regression
+    # gives False"). R.main with the builds and runs faked (the executors give the recorded
+    # records back); the comparison is G.comparison over the entries the replay hands the
+    # gate, as _build_and_run makes it.
+    from types import SimpleNamespace
+    from helpers import evidence_fixtures as fx
+    from mlx_vjpcheck.evidence import paths
+    from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+    from mlx_vjpcheck.validation import evidence as validator
+    ev = fx.native_dir(tmp_path / "gate", corpus=CORPUS)
+    fx.edit_json(ev / "environment.json", lambda env: env.update(
+        native={"mlx_checkout_commit": "c" * 40, "opt": "O0", "stages": ["native"]}), remanifest=True)
+    rc, said, _ = fx.check(ev)
+    assert rc == 0, said                                   # honest gate evidence
+    recorded = {v: json.loads((ev / paths.results_for(v)).read_text()) for v in G.VARIANTS}
+    seen = []
+
+    def build_and_run(gate, entries, tmp):
+        seen.extend(entries)
+        runs = {v: SimpleNamespace(records=recorded[v]["records"], skipped=[]) for v in G.VARIANTS}
+        return {"native_results": json.loads(json.dumps(recorded)),
+                "native_comparison": G.comparison(entries, runs, ["mlx/primitives.cpp"], FIRST_ORDER)}
+
+    def staged_run(gate, out, body, kind, replace):
+        import shutil
+        shutil.copytree(ev, out)                           # what the run writes again, as recorded
+        outcome = body(Path(out))
+        (Path(out) / paths.COMPARISON).write_text(json.dumps(outcome["native_comparison"]))
+        fx.rewrite_manifest(out)
+        return outcome
+    gate = SimpleNamespace(stages=("native",), native_dir="", rec=None)
+    monkeypatch.setattr(G, "check_source", lambda src, project: Path(src))
+    monkeypatch.setattr(R.environment, "git_commit", lambda src: "c" * 40)
+    monkeypatch.setattr(G, "prepare", lambda *a, **k: gate)
+    monkeypatch.setattr(G, "_build_and_run", build_and_run)
+    monkeypatch.setattr(G, "staged_run", staged_run)
+    out = tmp_path / "replay"
+    args = SimpleNamespace(replay=str(ev), mlx_source=str(tmp_path), mlx_build=str(tmp_path), out=str(out),
+                           replace=False, cache=None, jobs=1, fresh=False, hang_timeout=1)
+    assert R.main(args, None, lambda *a: None, validator.check) == 0
+    # its run directory validates, and its rows are the gate's, field for field
+    rc, said, _ = fx.check(out)
+    assert rc == 0 and "comparison.json: 7/7 rows ok" in said, said
+    assert json.loads((out / paths.COMPARISON).read_text())["rows"] == \
+        json.loads((ev / paths.COMPARISON).read_text())["rows"]
+    kinds = {e.scenario.name: (e.kind, e.in_scope) for e in seen}
+    assert kinds[CORPUS[0]] == ("regression", True) and kinds[CORPUS[1]] == ("regression", False)
+    assert {k for n, k in kinds.items() if n not in CORPUS} == {("catalog", True)}
+
+
+def test_a_replay_takes_a_scenario_file_s_regression_and_finding_from_the_recorded_rows():
+    # a corpus-format file or a finding given with --scenarios is not this package's corpus:
+    # the rows (validated; the validator takes such a row's own word) say what it was. A row
+    # that names no source and a scenario of another name than the corpus's stay as loaded.
+    from mlx_vjpcheck.cases import files as F
+    from mlx_vjpcheck.cases import catalog
+    cat = catalog.catalog()[:3]
+    loaded = F.catalog_entries(cat)
+    rows = [{"scenario": cat[0].name, "source": "regression", "in_scope": False, "reason": "not ours",
+             "signature": "sig", "recorded_pristine": "error"},
+            {"scenario": cat[1].name, "source": "finding"}, {"scenario": cat[2].name}]
+    files = {"native/comparison.json": json.dumps({"rows": rows}).encode()}
+    got = R.recorded_entries(files, loaded)
+    assert [(e.kind, e.expects_defect, e.in_scope, e.reason) for e in got[:2]] == \
+        [("regression", True, False, "not ours"), ("finding", True, True, "")]
+    assert got[0].meta == {"signature": "sig", "pristine": {"status": "error"}} and got[2] is loaded[2]
+    # the shipped corpus entry of a name, only for that same scenario
+    corpus = F.regressions()[0]
+    other = F.catalog_entries([type(cat[0])(**{**cat[0].__dict__, "name": corpus.scenario.name})])
+    got = R.recorded_entries({}, F.catalog_entries([corpus.scenario]))[0]
+    assert got == corpus and got.kind == "regression" and got.meta == corpus.meta
+    assert R.recorded_entries({}, other)[0].kind == "catalog"

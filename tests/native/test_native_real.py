@@ -168,6 +168,7 @@ def test_gate_evidence_replays(tmp_path, capsys):
     assert all(r["reproduced"] for r in doc["records"] if not r["file"].startswith("native/"))
     assert doc["mlx_tests"] and all(r["reproduced"] for r in doc["mlx_tests"])
     assert code in (0, 1) and "records and" in said
+    validates(again)      # the corpus entries' rows as the gate wrote them: regression rows
 
 
 def test_replay_refuses_another_commit(tmp_path, capsys):

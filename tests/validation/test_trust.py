@@ -235,6 +235,37 @@ def test_a_row_without_the_fields_takes_them_from_the_package(gate):
     assert rc == 0 and "pristine reproduced 1/1 expected defects" in out, out
 
 
+# corpus entries: one the series fixes, one out of its scope (its row carries the reason)
+CORPUS = ("regress/gather_mm__grad-a__reference__wrong-value__lhs-sorted",
+          "regress/cumprod__hvp-a__second_order__wrong-value__scan")
+
+
+def test_a_gate_over_corpus_entries_validates_and_their_origin_cannot_be_relabelled(tmp_path):
+    # What a gate (and now its --replay) writes: corpus rows as regression rows. Negative
+    # controls: a corpus entry's row that claims a catalog scenario, with its corpus fields or
+    # without them (as replays wrote them), and a catalog scenario's row that claims the corpus.
+    gate = fx.native_dir(tmp_path / "g", corpus=CORPUS)
+    rc, out, _ = check(gate)
+    assert rc == 0 and "comparison.json: 7/7 rows ok" in out, out
+    for n, (name, edit, said) in enumerate((
+            (CORPUS[0], dict(source="catalog"), "source 'catalog' but the scenario is a regression scenario"),
+            (CORPUS[1], dict(source="catalog", in_scope=True, reason=None, signature=None, recorded_pristine=None),
+             "in_scope True but this package's regression gives False"),
+            (fx.FAILING[0], dict(source="regression", signature="x", recorded_pristine="fail"),
+             "source 'regression' but the scenario is a catalog scenario"))):
+        d = tmp_path / f"forged{n}"
+        shutil.copytree(gate, d)
+
+        def forge(rows, name=name, edit=edit):
+            for r in rows:
+                if r["scenario"] == name:
+                    r.update(edit)
+                    for k in [k for k, v in r.items() if v is None]:   # None: the field left out
+                        del r[k]
+        rc, out, _ = check(_rows(d, forge))
+        assert rc == 1 and f"comparison.json: ({name!r}, 'cpu'): " in out and said in out, out
+
+
 # --- strict formats -----------------------------------------------------------------------------
 
 def test_deep_nesting_is_one_line_not_a_traceback(tmp_path):
