@@ -20,7 +20,6 @@ import sys
 
 from .. import ops
 from ..core.errors import UsageError
-from ..evidence import safezip
 from ..evidence.text import visible
 from ..validation import verdicts
 from . import options
@@ -91,21 +90,19 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    # A bundle is read and inflated on another thread while the checkers (numpy among
-    # them) are imported here: the two overlap, ~0.05 s of a validation of about 1 s.
-    pending = safezip.Prefetch(args.path)
     from ..evidence.load import BadInput
     try:
-        return _checked(args, pending)
+        return _checked(args)
     except BadInput as e:
         raise UsageError(str(e)) from None
 
 
-def _checked(args, pending) -> int:
+def _checked(args) -> int:
+    # imported here, not above: the argument parser needs none of numpy
     from ..evidence.load import load
     from ..validation import arrays, attestation, evidence
     _plugins()
-    ev = load(args.path, pending)
+    ev = load(args.path)
     options.keep(ev)   # freed by the end of the process, not object by object on return
     ev.files.release_text = True   # hashes are checked before any parse; only parsed JSON is read after
     ev.files.compact = arrays.for_results   # checks' values as arrays: half the memory of lists

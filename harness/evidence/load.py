@@ -34,18 +34,10 @@ class Evidence:
     source: str
     files: dict                                   # posix relative path -> bytes (strict.Files)
     problems: list = field(default_factory=list)  # unsafe entries: refuse the lot
-    # path -> (the bytes hashed, sha256): hashes made while the zip was read (safezip.Prefetch);
-    # one counts only for the very bytes object it was made of (sha256_of)
-    digests: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.files, strict.Files):
             self.files = strict.Files(self.files)
-
-    def sha256_of(self, path: str) -> str:
-        data = self.files[path]
-        known = self.digests.get(path)
-        return known[1] if known is not None and known[0] is data else manifest.sha256(data)
 
 
 MAX_DIR_DEPTH = 32   # folders inside the evidence (honest evidence: 4 levels at most)
@@ -167,9 +159,7 @@ def _strip_single_top(files: dict) -> dict:
     return files
 
 
-def load(path, prefetch: safezip.Prefetch | None = None) -> Evidence:
-    """The evidence at `path`; `prefetch`, a safezip.Prefetch of the same path begun earlier,
-    stands in for reading a zip here."""
+def load(path) -> Evidence:
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise BadInput(f"{path}: no such file or directory")
@@ -181,14 +171,10 @@ def load(path, prefetch: safezip.Prefetch | None = None) -> Evidence:
         ev = _walk(p)
     elif p.is_file() and zipfile.is_zipfile(p):
         try:
-            got = prefetch.take() if prefetch is not None and prefetch.path == path else None
-            files, problems = got if got is not None else safezip.read(p)
+            files, problems = safezip.read(p)
         except safezip.NotAZip as e:
             raise BadInput(str(e)) from None
         ev = Evidence(str(p), _strip_single_top(files), problems)
-        if got is not None:   # under the names the evidence uses (a single top folder stripped)
-            by_bytes = {id(data): known for data, known in prefetch.digests.values()}
-            ev.digests = {name: (data, by_bytes[id(data)]) for name, data in ev.files.items() if id(data) in by_bytes}
     else:
         raise BadInput(f"{path}: neither a directory nor a zip archive")
     if not ev.problems and manifest.NAME not in ev.files:

@@ -19,12 +19,10 @@ or control character is a reason to refuse the archive.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
 import struct
-import threading
 import unicodedata
 import zipfile
 import zlib
@@ -283,36 +281,3 @@ def read(path) -> tuple:
                 problems.append(f"unreadable entry {info.filename!r}: {reason(e)}")
         return ({}, problems) if problems else (files, [])
 
-
-class Prefetch:
-    """read(path) begun on another thread, so that inflating the entries and hashing them
-    (zlib and hashlib let go of the GIL while they work) overlaps the caller's own start-up,
-    such as importing numpy. Only a regular file is read (a symlink or a directory is for
-    the caller to judge); take() gives what read gives, raises what it raised, or None when
-    nothing was read; digests, after take(), {name: (the bytes hashed, their sha256)}."""
-
-    def __init__(self, path):
-        self.path, self._result, self._error, self._thread = path, None, None, None
-        self.digests = {}
-        try:
-            regular = stat.S_ISREG(os.lstat(path).st_mode)
-        except (OSError, ValueError):
-            regular = False
-        if regular:
-            self._thread = threading.Thread(target=self._read, name="safezip-prefetch", daemon=True)
-            self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            self._result = read(self.path)
-            self.digests = {name: (data, hashlib.sha256(data).hexdigest()) for name, data in self._result[0].items()}
-        except BaseException as e:   # raised again in the caller's thread, by take()
-            self._error = e
-
-    def take(self):
-        if self._thread is None:
-            return None
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result

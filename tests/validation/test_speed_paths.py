@@ -513,38 +513,6 @@ def files_of(root) -> dict:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_a_bundle_read_ahead_on_another_thread_loads_as_one_read_here(tmp_path):
-    """safezip.Prefetch stands in for the read load() would make: the same files and
-    problems; a path that is no zip, a directory or missing is judged by load() as before."""
-    from mlx_vjpcheck.evidence import bundle, safezip
-    from mlx_vjpcheck.evidence.load import BadInput, load
-    from mlx_vjpcheck.validation import evidence
-    run = fx.run_dir(tmp_path / "run")
-    data, _ = bundle.build(run, evidence.check)
-    zpath = tmp_path / "b.zip"
-    zpath.write_bytes(data)
-    ahead = load(zpath, safezip.Prefetch(zpath))
-    assert (ahead.files, ahead.problems) == (load(zpath).files, load(zpath).problems) and ahead.files
-    from mlx_vjpcheck.evidence import manifest
-    assert set(ahead.digests) == set(ahead.files)   # hashed as they were read
-    assert all(ahead.sha256_of(n) == manifest.sha256(d) for n, d in ahead.files.items())
-    name = sorted(ahead.files)[0]
-    ahead.files[name] = bytes(ahead.files[name]) + b" "   # other bytes under the name: hashed afresh
-    assert ahead.sha256_of(name) == manifest.sha256(ahead.files[name]) != ahead.digests[name][1]
-    polyglot = tmp_path / "p.zip"
-    polyglot.write_bytes(b"#!/bin/sh\necho hi\n" + data)   # bytes outside the entries: refused alike
-    assert load(polyglot, safezip.Prefetch(polyglot)).problems == load(polyglot).problems != []
-    text = tmp_path / "t.zip"
-    text.write_text("not a zip")
-    for path in (text, tmp_path / "missing.zip"):
-        with pytest.raises(BadInput) as here:
-            load(path)
-        with pytest.raises(BadInput) as early:
-            load(path, safezip.Prefetch(path))
-        assert str(early.value) == str(here.value)
-    assert load(run, safezip.Prefetch(run)).files == load(run).files   # a directory: walked as before
-
-
 @pytest.mark.parametrize("few", [True, False])
 def test_escaped_quotes_found_run_by_run_are_those_two_replaces_find(monkeypatch, few):
     """strict._unescaped keeps what shape then counts exactly as the two passes of
