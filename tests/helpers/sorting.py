@@ -133,6 +133,17 @@ def rejected_by(op, mutant, view=None) -> list:
 
 # --- integer-output ops (argsort, argpartition, argmax, argmin) on complex input ---------------
 
+def assert_complex_only(op, mutant: str, view=None) -> None:
+    """COMPLEX_MUTANTS[mutant] is rejected, and only by complex scenarios; routing by the
+    real parts alone (MLX's lexicographic order differs from it only inside a block of
+    equal real parts carrying different cotangents) exactly by the convention ones."""
+    rejected = rejected_by(op, COMPLEX_MUTANTS[mutant], view=view)
+    assert rejected and all(n.endswith("/complex64") for n in rejected), rejected
+    if mutant == "by_real_part":
+        convention = {s.name for s in W.scenarios(op) if CONVENTION in s.name}
+        assert convention and set(rejected) == convention, rejected
+
+
 def rejected_by_rule(op, backward) -> list:
     """Names of the catalog scenarios MLX's own VJP passes and `backward` (a ctx rule,
     helpers/wrong_vjp.py) does not: complex scenarios included."""
