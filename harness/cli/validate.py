@@ -20,8 +20,9 @@ import sys
 
 from .. import ops
 from ..core.errors import UsageError
+from ..evidence.load import BadInput, load
 from ..evidence.text import visible
-from ..validation import verdicts
+from ..validation import arrays, attestation, evidence, verdicts
 from . import options
 
 PROG = "mlx-vjpcheck validate"
@@ -54,7 +55,7 @@ def _plugins() -> None:
     try:
         ops.registry()
     except ops.PluginError as e:
-        raise UsageError(str(e)) from None
+        raise BadInput(str(e)) from None
 
 
 def _say(lines: list) -> None:
@@ -76,7 +77,7 @@ def _attested(args, ev) -> tuple:
 
 
 def run(args) -> int:
-    """The validation itself; UsageError for bad input."""
+    """The validation itself; UsageError / BadInput for bad input."""
     # The parsed evidence is a tree of millions of objects that lives to the end, and the
     # rechecks make short-lived ones by the hundred thousand: left on, the cyclic collector
     # walks the tree again and again for cycles the validation does not make (0.2 s).
@@ -90,17 +91,6 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    from ..evidence.load import BadInput
-    try:
-        return _checked(args)
-    except BadInput as e:
-        raise UsageError(str(e)) from None
-
-
-def _checked(args) -> int:
-    # imported here, not above: the argument parser needs none of numpy
-    from ..evidence.load import load
-    from ..validation import arrays, attestation, evidence
     _plugins()
     ev = load(args.path)
     options.keep(ev)   # freed by the end of the process, not object by object on return
@@ -129,7 +119,10 @@ def main(args=None) -> int:
     a list of arguments (or none), the script's form."""
     if args is None or isinstance(args, (list, tuple)):
         return script(args)
-    return run(args)
+    try:
+        return run(args)
+    except BadInput as e:
+        raise UsageError(str(e)) from None
 
 
 def script(argv=None, prog: str = PROG) -> int:
@@ -139,7 +132,7 @@ def script(argv=None, prog: str = PROG) -> int:
     args = ap.parse_args(argv)
     try:
         return run(args)
-    except UsageError as e:
+    except (BadInput, UsageError) as e:
         print(f"{prog}: {visible(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -280,4 +280,3 @@ def read(path) -> tuple:
             except (zipfile.BadZipFile, zlib.error, ValueError, EOFError, NotImplementedError) as e:
                 problems.append(f"unreadable entry {info.filename!r}: {reason(e)}")
         return ({}, problems) if problems else (files, [])
-
