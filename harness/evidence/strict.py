@@ -44,45 +44,65 @@ class Shape:
 # Below this many backslashes the escaped quotes are found run by run; above it, by two
 # passes of bytes.replace over the whole text.
 _FEW_BACKSLASHES = 10_000
+_BLOCK = 1 << 20   # bytes translated at a time where escaped quotes must be blanked out
 
 
-def _unescaped(data: bytes) -> bytes:
-    """The text with every quote that a backslash escapes taken out (the backslashes
-    themselves go with the other characters `shape` deletes): a quote that follows a run
-    of an odd number of backslashes."""
-    if b"\\" not in data:
-        return data
-    if data.count(b"\\") > _FEW_BACKSLASHES:
-        return data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    # Honest files hold a handful of backslashes (in error texts): a replace over 30 MB,
-    # whose pattern ends in a quote, costs more than the rest of the measuring together.
-    drop, i = [], data.find(b"\\")
+def _escaped_quotes(data: bytes):
+    """Where a backslash escapes a quote (a quote after an odd run of backslashes), or None
+    when there are too many backslashes to find them run by run."""
+    drop, seen, i = [], 0, data.find(b"\\")
     while i != -1:
         j = i + 1
-        while data[j:j + 1] == b"\\":   # the run's end (at most _FEW_BACKSLASHES steps in all)
+        while data[j:j + 1] == b"\\":   # the run's end
             j += 1
+        seen += j - i
+        if seen > _FEW_BACKSLASHES:
+            return None
         if (j - i) % 2 and data[j:j + 1] == b'"':
             drop.append(j)
         i = data.find(b"\\", j)
+    return drop
+
+
+def _kept(data: bytes) -> bytes:
+    """The brackets, commas and string quotes of the text: every quote that a backslash
+    escapes is left out (the backslashes themselves go with the other characters)."""
+    # Honest files hold a handful of backslashes (in error texts). Counting them first, or
+    # a replace whose pattern ends in a quote, costs more over 30 MB than the rest together;
+    # find() skips to the next one at memchr speed. A copy of the whole text to blank a few
+    # quotes out would cost as much again (fresh pages): blocks of it are copied instead.
+    drop = _escaped_quotes(data)
+    if drop is None:
+        return data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _DELETE)
     if not drop:
-        return data
-    cuts = [0] + [j for k in drop for j in (k, k + 1)] + [len(data)]
-    return b"".join(data[cuts[i]:cuts[i + 1]] for i in range(0, len(cuts), 2))
+        return data.translate(None, _DELETE)
+    kept, at = [], set(drop)
+    for start in range(0, len(data), _BLOCK):
+        block = data[start:start + _BLOCK]
+        mine = [j - start for j in drop if start <= j < start + _BLOCK] if at else []
+        if mine:
+            block = bytearray(block)
+            for j in mine:
+                block[j] = 0x20   # a space: deleted with the rest
+        kept.append(block.translate(None, _DELETE))
+    return b"".join(kept)
 
 
 def shape(data: bytes) -> Shape:
     """Depth, containers and an upper bound on elements of JSON text (exact for valid
     JSON; for invalid text only a bound, which the parser then rejects)."""
-    data = _unescaped(data)   # escaped quotes are not string ends
-    a = np.frombuffer(data.translate(None, _DELETE), dtype=np.uint8)
-    quote = a == 0x22
-    outside = ~quote & ((np.cumsum(quote) & 1) == 0)   # not between an opening and a closing quote
-    opens = outside & ((a == 0x5B) | (a == 0x7B))
-    closes = outside & ((a == 0x5D) | (a == 0x7D))
+    a = np.frombuffer(_kept(data), dtype=np.uint8)
+    # 1 from an opening quote up to its closing one (exclusive), 0 elsewhere: a byte-wide
+    # running parity, where a running count would take eight bytes per character. (The
+    # quotes themselves are neither brackets nor commas, whatever their parity.)
+    outside = np.bitwise_xor.accumulate((a == 0x22).view(np.uint8)) == 0
+    opens = ((a == 0x5B) | (a == 0x7B)) & outside
+    closes = ((a == 0x5D) | (a == 0x7D)) & outside
     step = opens.view(np.int8) - closes.view(np.int8)
-    depth = int(np.cumsum(step, dtype=np.int64).max()) if len(a) else 0
+    wide = np.int32 if len(step) < 2**31 else np.int64
+    depth = max(0, int(np.cumsum(step, dtype=wide).max())) if len(a) else 0
     n_open = int(np.count_nonzero(opens))
-    commas = int(np.count_nonzero(outside & (a == 0x2C)))
+    commas = int(np.count_nonzero((a == 0x2C) & outside))
     return Shape(depth, n_open, commas + n_open + 1)
 
 

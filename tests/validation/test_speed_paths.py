@@ -513,12 +513,13 @@ def files_of(root) -> dict:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("few", [True, False])
-def test_escaped_quotes_found_run_by_run_are_those_two_replaces_find(monkeypatch, few):
-    """strict._unescaped keeps what shape then counts exactly as the two passes of
-    bytes.replace did, on every short text of backslashes, quotes and brackets; past
-    _FEW_BACKSLASHES it is those passes. Negative control: a quote after an even run of
-    backslashes is a string end and stays."""
+@pytest.mark.parametrize("few,block", [(True, 1 << 20), (True, 3), (False, 1 << 20)])
+def test_escaped_quotes_found_run_by_run_are_those_two_replaces_find(monkeypatch, few, block):
+    """strict._kept keeps exactly what the two passes of bytes.replace then a translate
+    keep, on every short text of backslashes, quotes and brackets, also when the text is
+    translated in blocks of 3 bytes (escapes across a block's end); past _FEW_BACKSLASHES it
+    is those passes. Negative control: a quote after an even run of backslashes is a string
+    end and stays."""
     import random
 
     def replaced(data):
@@ -526,13 +527,42 @@ def test_escaped_quotes_found_run_by_run_are_those_two_replaces_find(monkeypatch
 
     if not few:
         monkeypatch.setattr(strict, "_FEW_BACKSLASHES", 2)
+    monkeypatch.setattr(strict, "_BLOCK", block)
     rng = random.Random(7)
     alphabet = [b"\\", b'"', b"a", b"[", b"]", b",", b"{", b"n"]
     for _ in range(6000):
         text = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
-        assert strict._unescaped(text).translate(None, strict._DELETE) == replaced(text), text
-    assert strict._unescaped(b'"a\\\\"]') == b'"a\\\\"]'
+        assert strict._kept(text) == replaced(text), text
+    assert strict._kept(b'"a\\\\"]') == b'""]'
     assert strict.shape(b'["a\\"]"]').depth == 1 and strict.shape(b'["a\\\\"]').depth == 1
+
+
+def test_shape_counts_as_a_running_sum_over_the_brackets_outside_strings():
+    """shape against the definition (a quote toggles inside/outside; depth the running
+    sum's maximum, never below 0) on random texts. Negative control: brackets inside a
+    string count for nothing."""
+    import random
+
+    def by_definition(text):
+        inside, depth, top, opens, commas = False, 0, 0, 0, 0
+        for ch in strict._kept(text).decode():
+            if ch == '"':
+                inside = not inside
+            elif not inside and ch in "[{":
+                depth, opens = depth + 1, opens + 1
+                top = max(top, depth)
+            elif not inside and ch in "]}":
+                depth -= 1
+            elif not inside and ch == ",":
+                commas += 1
+        return strict.Shape(top, opens, commas + opens + 1)
+
+    rng = random.Random(11)
+    alphabet = [b"\\", b'"', b"a", b"[", b"]", b",", b"{", b"}"]
+    for _ in range(6000):
+        text = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert strict.shape(text) == by_definition(text), text
+    assert strict.shape(b'["[[[[", [1]]') == strict.Shape(2, 2, 4)
 
 
 @pytest.mark.parametrize("kept", [False, True])
