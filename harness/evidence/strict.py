@@ -156,13 +156,19 @@ class Files(dict):
         # name -> None or a reader that builds some values compactly as the text is parsed
         # (validation/arrays.py); None: plain JSON values everywhere.
         self.compact = None
+        self._shapes = {}   # name -> Shape measured ahead of the parse (measure)
+
+    def measure(self, name: str) -> None:
+        """Measure a member's shape now (doc then uses it); nothing is parsed or refused here."""
+        if name in self and name not in self.docs and name not in self._shapes:
+            self._shapes[name] = shape(self[name])
 
     def doc(self, name: str):
         if name in self.docs or name in self.problems or name not in self:
             return self.docs.get(name)
         try:
             raw = self[name]
-            sh = shape(raw)
+            sh = self._shapes.pop(name, None) or shape(raw)
             check_shape(name, sh)
             self.budget.take(name, sh)
             if self.release_text:   # the text alone from here: bytes and objects never coexist

@@ -578,3 +578,34 @@ def test_the_console_script_leaves_at_once_only_when_objects_were_kept(kept):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 3
     assert p.stdout == ("said" if kept else "said and returned\n") and p.stderr == "warned"
+
+
+def test_a_shape_measured_ahead_bounds_the_parse_as_one_measured_then():
+    """Files.measure (the validator measures JSON files while another thread hashes them):
+    doc then refuses what it refuses unmeasured, and parses what it parses. Negative
+    control: the deep file is refused either way."""
+    deep = b"[" * (strict.MAX_DEPTH + 1) + b"]" * (strict.MAX_DEPTH + 1)
+    fine = b'{"a": [1, 2]}'
+    for measured in (False, True):
+        files = strict.Files({"deep.json": deep, "fine.json": fine})
+        if measured:
+            files.measure("deep.json")
+            files.measure("fine.json")
+        assert files.doc("deep.json") is None and "levels deep" in files.problems["deep.json"]
+        assert files.doc("fine.json") == {"a": [1, 2]}
+
+
+def test_the_manifest_check_with_hashes_from_the_other_thread_still_rejects_a_changed_file(tmp_path):
+    """validate_all hashes on another thread: a file changed after its hash was written is
+    still a sha256 mismatch (negative control: the unchanged evidence passes that check)."""
+    from mlx_vjpcheck.evidence import manifest
+    from mlx_vjpcheck.evidence.load import Evidence
+    from mlx_vjpcheck.validation import evidence as ev_mod
+
+    data = b'{"x": 1}'
+    listing = f"{manifest.sha256(data)}  environment.json\n".encode()
+    for body, ok in ((data, True), (b'{"x": 2}', False)):
+        ev = Evidence("e", {"environment.json": body, manifest.NAME: listing})
+        g, verified, _ = ev_mod.check_manifest(ev, ev_mod._hashed_meanwhile(dict(ev.files))())
+        assert ("environment.json" in verified) is ok
+        assert any("sha256 mismatch" in f for f in g.failures) is (not ok)
