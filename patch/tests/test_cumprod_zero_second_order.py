@@ -52,6 +52,23 @@ class TestCumprodSecondOrderZeros(mlx_tests.MLXTestCase):
         self.assertEqual(dx, [0.0, 8.0, 1.0])
         self.assertEqual(d2, [2.0, 6.0, 4.0])
 
+    def test_vmap(self):
+        # per row: x = [2, 0, 3] as in test_one_zero, and x = [0, 2, 0]:
+        # dx = [1 + x1 + x1 x2, x0 + x0 x2, x0 x1] = [3, 0, 0],
+        # dL/dx = [1 + x1 + x2, 1 + x0 + x2, x0 + x1] = [3, 1, 2]
+        def grad(x):
+            _, (dx,) = mx.vjp(mx.cumprod, [x], [mx.ones(x.shape)])
+            return dx
+
+        def second_order(x):
+            _, (d2,) = mx.vjp(grad, [x], [mx.ones(x.shape)])
+            return grad(x), d2
+
+        x = mx.array([[2.0, 0.0, 3.0], [0.0, 2.0, 0.0]])
+        dx, d2 = mx.vmap(second_order)(x)
+        self.assertEqual(dx.tolist(), [[1.0, 8.0, 0.0], [3.0, 0.0, 0.0]])
+        self.assertEqual(d2.tolist(), [[4.0, 6.0, 2.0], [3.0, 1.0, 2.0]])
+
     def test_length_one(self):
         # exclusive of one element is the constant 1: dx = 0, d2 = 0
         dx, d2 = self.second_order(mx.array([0.0]), inclusive=False)
