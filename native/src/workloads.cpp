@@ -229,6 +229,10 @@ const std::vector<Workload>& registry() {
        [] { return vjp_of({uniform({512, 1024}, 0.9f, 1.1f, 1)}, {0}, [](const Arrays& a) {
            return one(mx::cumprod(a[0], 1));
          }); }},
+      {"logcumsumexp", "logcumsumexp of x (512,1024) normal along axis 1; VJP x",
+       [] { return vjp_of({normal({512, 1024}, 1)}, {0}, [](const Arrays& a) {
+           return one(mx::logcumsumexp(a[0], 1));
+         }); }},
       {"logaddexp", "logaddexp(a, b), a, b (512,512) real; VJP a, b",
        [] { return vjp_of({normal({512, 512}, 1), normal({512, 512}, 2)}, {0, 1},
                           [](const Arrays& a) { return one(mx::logaddexp(a[0], a[1])); }); }},
