@@ -205,6 +205,9 @@ class Gate:
     claims: list | None = None       # [(op, class)] the series' manifest says it fixes
     build_deps: dict = field(default_factory=dict)   # libmlx unit -> headers (the build's dep files)
     header_units: dict = field(default_factory=dict)  # unit including a touched header -> group
+    # The patch's own regression tests (patch/tests, named per diff by series.json), run on
+    # both builds beside MLX's Python tests: each file must fail pristine and pass patched.
+    handoff: list = field(default_factory=list)
 
     @property
     def header_texts(self) -> dict:
@@ -258,8 +261,10 @@ class Gate:
 
 
 def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = nb.MLX,
-            cache=None, jobs=None, fresh=False, stages=None, mlx_tests_filter=None) -> Gate:
-    """Check every input (raises InputError or BuildError); nothing is written."""
+            cache=None, jobs=None, fresh=False, stages=None, mlx_tests_filter=None, handoff=None) -> Gate:
+    """Check every input (raises InputError or BuildError); nothing is written. `handoff`:
+    the regression test files to run on both builds (default: those series.json beside
+    the patch names for its diffs)."""
     src = check_source(Path(src), project)
     build = Path(build)
     archive = check_build(build, project)
@@ -289,12 +294,17 @@ def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = 
         raise InputError(str(e))
     try:
         claims = native_patch.claims(patch)
+        if handoff is None:
+            handoff = native_patch.handoff_tests(patch) if "mlx-python" in stages else []
     except native_patch.PatchError as e:
         raise InputError(str(e))
+    for test in handoff:
+        if not Path(test).is_file():
+            raise InputError(f"the regression test {test} does not exist")
     return Gate(project, src, build, archive, units, touched, groups, patch_text,
                 nb.archive_libraries(nb.read_cache(build)), opt, jobs or os.cpu_count() or 2,
                 root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre, claims=claims,
-                build_deps=build_deps)
+                build_deps=build_deps, handoff=[Path(t) for t in handoff])
 
 
 def _say(gate: Gate, msg: str) -> None:
@@ -538,6 +548,32 @@ def tests_dir(gate: Gate, variant: str) -> Path:
             (tmp / Path(rel).relative_to("python/tests")).write_text(text, encoding="utf-8")
         os.replace(tmp, dest)
     return dest
+
+
+def handoff_dir(gate: Gate) -> Path:
+    """The patch's regression tests beside MLX's mlx_tests.py (their base class), in a
+    folder of this run: run as MLX runs its own tests."""
+    dest = gate.work / "handoff-tests"
+    if not dest.is_dir():
+        tmp = gate.work / ".handoff-tests"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        shutil.copy2(gate.src / "python" / "tests" / "mlx_tests.py", tmp / "mlx_tests.py")
+        for test in gate.handoff:
+            shutil.copy2(test, tmp / Path(test).name)
+        os.replace(tmp, dest)
+    return dest
+
+
+def run_handoff(gate: Gate, variant: nvar.Variant) -> dict:
+    cwd = gate.work / f"handoff-{variant.name}"
+    cwd.mkdir(parents=True, exist_ok=True)
+    execute, _ = _execute(gate.rec, f"handoff-{variant.name}", cwd, python_env(variant, gate), gate.hang_s)
+    try:
+        return mlxtests.run_python(handoff_dir(gate), execute, None)
+    except RuntimeError as e:
+        raise StepFailed(f"{e} (the patch's regression tests, {variant.name} build; see "
+                         f"{{out}}/logs/handoff-{variant.name}.err)")
 
 
 def edited_tests(gate: Gate) -> list:
@@ -823,6 +859,7 @@ def native_environment(gate: Gate, seconds: float) -> dict:
             "patch_sha256": hashlib.sha256(gate.patch_text.encode()).hexdigest(),
             "patch_series": [{"name": n, "sha256": hashlib.sha256(t.encode()).hexdigest()}
                              for n, t in native_patch.split_combined(gate.patch_text)],
+            "handoff_tests": [{"name": Path(t).name, "sha256": nb.sha256_file(Path(t))} for t in gate.handoff],
             "seconds": round(seconds, 3)}
 
 
@@ -833,12 +870,13 @@ def rerun_test(gate: Gate, built: dict, suite: str, test: str, variant: str) -> 
     cwd = gate.work / f"rerun-{variant}"
     cwd.mkdir(parents=True, exist_ok=True)
     base = f"rerun-{suite}-{variant}-{n}"
-    if suite == "python":
+    if suite in ("python", "handoff"):
         ids = cwd / f"ids-{n}.json"
         ids.write_text(json.dumps([test]), encoding="utf-8")
         execute, _ = _execute(gate.rec, base, cwd, python_env(b, gate), gate.hang_s)
+        where = tests_dir(gate, variant) if suite == "python" else handoff_dir(gate)
         try:
-            got = mlxtests.run_python(tests_dir(gate, variant), execute, None, ids_file=ids)
+            got = mlxtests.run_python(where, execute, None, ids_file=ids)
         except RuntimeError:
             return None
     else:
@@ -885,9 +923,9 @@ def confirm_regressions(gate: Gate, built: dict, comp: dict, scenarios: list, st
 
 def mlx_tests_document(results: dict, gate: Gate, built: dict | None = None) -> dict:
     suites, rows = {}, []
-    for suite in ("python", "cpp"):
-        stage = f"mlx-{suite}"
-        if stage not in gate.stages:
+    for suite in ("python", "cpp", "handoff"):
+        stage = f"mlx-{suite}" if suite != "handoff" else suite
+        if (stage, VARIANTS[0]) not in results:
             continue
         per = {v: results[(stage, v)] for v in VARIANTS}
         suites[suite] = {v: {k: r.get(k) for k in ("count", "processes", "mlx") if k in r} for v, r in per.items()}
@@ -980,6 +1018,10 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         failing_by["native"] = failing_oracles(runs)
         reruns["native"] = confirm_regressions(gate, built, comp, scenarios, "native", native_rec,
                                                failing_by["native"])
+    if "mlx-python" in gate.stages and gate.handoff:
+        _say(gate, f"running the patch's {len(gate.handoff)} regression test files on both builds")
+        for v in VARIANTS:
+            results[("handoff", v)] = run_handoff(gate, built[v])
     if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
         out["mlx_tests"], out["gate"]["mlx_test_reruns"] = mlx_tests_document(results, gate, built)
     return out

@@ -431,6 +431,25 @@ def flaky(row: dict, reruns: dict | None) -> bool:
     return row["change"] == "regression" and seen is not None and not confirmed(seen)
 
 
+def handoff_problems(rows: list) -> list:
+    """The patch's regression tests (suite "handoff") that do not do their job, one line
+    each: a file none of whose tests fails on pristine does not show the defect, and a
+    file with a test that does not pass patched is not fixed. (A file may hold a test
+    that passes on pristine beside those that carry the class.)"""
+    files = {}
+    for r in rows:
+        if r["suite"] == "handoff":
+            files.setdefault(r["test"].split(".")[0], []).append(r)
+    out = []
+    for name, rs in sorted(files.items()):
+        if not any(r["pristine"] not in GOOD and r["pristine"] not in NOT_RUN for r in rs):
+            out.append(f"regression test {name}: no test fails on pristine (it does not show the defect)")
+        bad = [r["test"] for r in rs if r["patched"] not in GOOD]
+        if bad:
+            out.append(f"regression test {name}: {len(bad)} of {len(rs)} do not pass patched (first: {bad[0]})")
+    return out
+
+
 def verdict(rows: list, reruns: dict | None = None) -> tuple:
     """(ok, one line). Regressions fail the gate (unless reruns show them flaky); so does
     a test that ran on pristine, passing, and not at all on patched."""
@@ -456,9 +475,14 @@ def verdict(rows: list, reruns: dict | None = None) -> tuple:
         line += f"; {len(edited)} edited by the patch: " + ", ".join(
             f"{r['test']} (old: {r['pristine']} pristine, {r['edited']['old_on_patched']} patched; "
             f"new: {r['patched']} patched)" for r in edited)
+    handoff = handoff_problems(rows)
+    n_files = len({r["test"].split(".")[0] for r in rows if r["suite"] == "handoff"})
+    if n_files:
+        line += (f"; the patch's regression tests: {n_files - len({h.split(':')[0] for h in handoff})}/{n_files} "
+                 "files fail pristine and pass patched" + (f" ({handoff[0]})" if handoff else ""))
     if bad:
         line += f" (first regression: {bad[0]['suite']} {bad[0]['test']})"
-    return not bad, line
+    return not bad and not handoff, line
 
 
 if __name__ == "__main__":

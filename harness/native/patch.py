@@ -223,3 +223,34 @@ def claims(path) -> list:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise PatchError(f"{manifest}: not a series manifest ({type(e).__name__}: {e})")
     return out
+
+
+def handoff_tests(path) -> list:
+    """The regression tests (patch/tests/test_*.py, MLX's unittest style) of the diffs a
+    patch is: `series.json` beside it names them per diff (patches[].tests, relative to
+    that folder), for every diff a series file lists or for the one diff given. [] without
+    a manifest or for a diff it does not list; a manifest that cannot be read, or a test
+    it names that is missing, is a PatchError."""
+    import json
+    path = Path(path)
+    manifest = path.parent / "series.json"
+    if not manifest.is_file():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    listed = ({ln.split()[0] for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")}
+              if is_series(text) else {path.name})
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        names = [str(t) for p in doc["patches"] if p["file"] in listed for t in p.get("tests", ())]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise PatchError(f"{manifest}: not a series manifest ({type(e).__name__}: {e})")
+    out = []
+    for name in dict.fromkeys(names):
+        test = (path.parent / name).resolve()
+        if not test.is_file() or test.parent != (path.parent / "tests").resolve() or test.suffix != ".py":
+            raise PatchError(f"{manifest}: the regression test {name!r} is not a file under {path.parent / 'tests'}")
+        out.append(test)
+    return out

@@ -192,6 +192,24 @@ def measure_again(gate, out: dict, entries: list):
     return again
 
 
+def recorded_handoff(tests: dict | None, say) -> list:
+    """The regression test files the evidence ran (its "handoff" rows), as this package
+    ships them (patch/tests): run again on both builds. One the package lacks is said and
+    left out (its rows then do not reproduce)."""
+    from ..core import resources
+    rows = (tests or {}).get("rows") if isinstance(tests, dict) else None
+    names = sorted({str(r.get("test", "")).split(".")[0] for r in rows or []
+                    if isinstance(r, dict) and r.get("suite") == "handoff"})
+    out = []
+    for name in names:
+        path = resources.patch_dir() / "tests" / f"{name}.py"
+        if name.isidentifier() and path.is_file():
+            out.append(path)
+        else:
+            say(f"note: the regression test {name!r} the evidence ran is not in this package: not run again")
+    return out
+
+
 def compare_tests(recorded: dict | None, new: dict | None) -> list:
     rows = []
     if not isinstance(recorded, dict):
@@ -233,7 +251,8 @@ def main(args, project, say, check) -> int:
         except F.ScenarioFileError as e:
             raise G.InputError(f"the evidence's scenarios.json: {e}")
         gate = G.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
-                         fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"])
+                         fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"],
+                         handoff=recorded_handoff(rec["tests"], say))
         gate.say = say
         gate.hang_s = getattr(args, "hang_timeout", G.HANG_S)
         if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != G.nb.sha256_file(gate.archive):

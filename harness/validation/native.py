@@ -30,6 +30,7 @@ from ..evidence import paths
 from ..evidence.safezip import unsafe_path
 from ..judging import gate_rules
 from ..judging.oracles import FIRST_ORDER
+from ..native import mlxtests
 from . import catalog_table
 
 VARIANTS = ("pristine", "patched")
@@ -269,8 +270,14 @@ def check_mlx_tests(group, name: str, doc: dict) -> tuple:
                                          f"but the outcomes give {want!r}")
     bad = [r for r in doc["rows"] if change(r["pristine"], r["patched"]) == "regression"
            or (change(r["pristine"], r["patched"]) == "missing" and r["pristine"] in GOOD)]
-    return not bad, (f"MLX tests: {len(doc['rows'])} rows, {len(bad)} regressions"
-                     + (f" (first: {bad[0]['suite']} {bad[0]['test']})" if bad else ""))
+    # the patch's own regression tests: each file fails pristine and passes patched (the rule
+    # of native/mlxtests.py, re-derived from the outcomes)
+    handoff = mlxtests.handoff_problems(doc["rows"])
+    for why in handoff:
+        group.fail(f"{name}: {why}")
+    return not bad and not handoff, (f"MLX tests: {len(doc['rows'])} rows, {len(bad)} regressions"
+                                     + (f" (first: {bad[0]['suite']} {bad[0]['test']})" if bad else "")
+                                     + (f"; {handoff[0]}" if handoff else ""))
 
 
 # --- the gate verdict over re-derived rows ---------------------------------------------------------

@@ -230,6 +230,52 @@ def test_a_regression_that_passes_again_is_flaky_not_blamed():
     assert "2 pass->fail" in M.verdict(rows)[1]
 
 
+def test_the_patch_s_regression_tests_must_fail_pristine_and_pass_patched():
+    """The "handoff" suite (patch/tests, run on both builds): every file needs a test that
+    fails on pristine (one passing there beside it is allowed) and all passing patched.
+    Negative controls: a file that passes pristine throughout, and one with a test still
+    failing patched, each fail the gate and the validator's re-derivation."""
+    from mlx_vjpcheck.validation import native as VN
+    from mlx_vjpcheck.validation.groups import Group
+    good = {"test_x.T.test_a": _t("fail"), "test_x.T.test_b": _t("pass"), "test_y.T.test_c": _t("crashed")}
+    fixed = {k: _t("pass") for k in good}
+    rows = M.compare("handoff", good, fixed)
+    ok, line = M.verdict(rows)
+    assert ok and "2/2 files fail pristine and pass patched" in line
+    g = Group("t")
+    assert VN.check_mlx_tests(g, "mlx-tests.json", {"rows": rows})[0] and not g.failures
+    shows_nothing = dict(good, **{"test_y.T.test_c": _t("pass")})
+    for pristine, patched, why in ((shows_nothing, fixed, "does not show the defect"),
+                                   (good, dict(fixed, **{"test_x.T.test_a": _t("fail")}), "do not pass patched")):
+        rows = M.compare("handoff", pristine, patched)
+        ok, line = M.verdict(rows)
+        assert not ok and why in line
+        g = Group("t")
+        assert not VN.check_mlx_tests(g, "mlx-tests.json", {"rows": rows})[0]
+        assert any(why in f for f in g.failures)
+
+
+def test_series_json_names_each_diff_s_regression_tests(tmp_path):
+    """native/patch.handoff_tests: the tests of the diffs a series lists, or of the one diff
+    given; none without a manifest; a named test that is missing is refused."""
+    from mlx_vjpcheck.native import patch as NP
+    (tmp_path / "tests").mkdir()
+    for n in ("test_a.py", "test_b.py"):
+        (tmp_path / "tests" / n).write_text("", encoding="utf-8")
+    (tmp_path / "a.diff").write_text("--- a/x\n+++ b/x\n", encoding="utf-8")
+    (tmp_path / "series").write_text("a.diff\nb.diff\n", encoding="utf-8")
+    manifest = {"patches": [{"file": "a.diff", "tests": ["tests/test_a.py"]},
+                            {"file": "b.diff", "tests": ["tests/test_b.py"]}]}
+    assert NP.handoff_tests(tmp_path / "a.diff") == []   # no manifest yet
+    (tmp_path / "series.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert [p.name for p in NP.handoff_tests(tmp_path / "a.diff")] == ["test_a.py"]
+    assert [p.name for p in NP.handoff_tests(tmp_path / "series")] == ["test_a.py", "test_b.py"]
+    manifest["patches"][1]["tests"] = ["../elsewhere.py"]
+    (tmp_path / "series.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(NP.PatchError):
+        NP.handoff_tests(tmp_path / "series")
+
+
 # --- scenarios: pristine vs patched, the scope -----------------------------------------------
 
 def _row(name, op, pristine, patched, expects=False, **kw):
@@ -722,7 +768,8 @@ def test_a_replay_runs_corpus_entries_as_corpus_entries_and_its_comparison_valid
     assert json.loads((out / paths.COMPARISON).read_text())["rows"] == \
         json.loads((ev / paths.COMPARISON).read_text())["rows"]
     kinds = {e.scenario.name: (e.kind, e.in_scope) for e in seen}
-    assert kinds[CORPUS[0]] == ("regression", True) and kinds[CORPUS[1]] == ("regression", False)
+    # every corpus entry is in scope since the series fixes every register class (patch 19: cumprod)
+    assert kinds[CORPUS[0]] == ("regression", True) and kinds[CORPUS[1]] == ("regression", True)
     assert {k for n, k in kinds.items() if n not in CORPUS} == {("catalog", True)}
 
 

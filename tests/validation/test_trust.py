@@ -249,8 +249,8 @@ def test_a_gate_over_corpus_entries_validates_and_their_origin_cannot_be_relabel
     assert rc == 0 and "comparison.json: 7/7 rows ok" in out, out
     for n, (name, edit, said) in enumerate((
             (CORPUS[0], dict(source="catalog"), "source 'catalog' but the scenario is a regression scenario"),
-            (CORPUS[1], dict(source="catalog", in_scope=True, reason=None, signature=None, recorded_pristine=None),
-             "in_scope True but this package's regression gives False"),
+            (CORPUS[1], dict(source="catalog", in_scope=False, reason=None, signature=None, recorded_pristine=None),
+             "in_scope False but this package's regression gives True"),
             (fx.FAILING[0], dict(source="regression", signature="x", recorded_pristine="fail"),
              "source 'regression' but the scenario is a catalog scenario"))):
         d = tmp_path / f"forged{n}"
