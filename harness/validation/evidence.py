@@ -145,7 +145,9 @@ def check_handoff(g: Group, ctx: Context, name: str, doc) -> None:
 
 
 def check_mlx_tests(g: Group, ctx: Context, name: str, doc) -> None:
-    ctx.facts.mlx_tests[paths.folder(name)] = native_checks.check_mlx_tests(g, name, doc)
+    gate_doc = strict.member(ctx.files, paths.folder(name) + native_checks.GATE)
+    ctx.facts.mlx_tests[paths.folder(name)] = native_checks.check_mlx_tests(
+        g, name, doc, native_checks.recorded_reruns(gate_doc))
 
 
 @dataclass(frozen=True)

@@ -255,6 +255,29 @@ def test_the_patch_s_regression_tests_must_fail_pristine_and_pass_patched():
         assert any(why in f for f in g.failures)
 
 
+def test_the_validator_takes_a_flaky_mlx_test_from_the_recorded_reruns_by_the_rule():
+    """An honest gate whose MLX test failed once on patched and passed its three reruns
+    validates; the rule, not the recorded "confirmed" flag, decides. Negative controls:
+    reruns that fail again on patched (flag forged to false), reruns of the wrong count,
+    and no reruns at all leave the regression standing."""
+    from mlx_vjpcheck.validation import native as VN
+    from mlx_vjpcheck.validation.groups import Group
+    rows = M.compare("python", {"t.C.test_a": _t("pass")}, {"t.C.test_a": _t("fail")})
+    k = "python:t.C.test_a"
+
+    def ok(gate_doc):
+        return VN.check_mlx_tests(Group("g"), "mlx-tests.json", {"rows": rows}, VN.recorded_reruns(gate_doc))
+
+    passed, line = ok({"mlx_test_reruns": {k: {"pristine": ["pass"] * 3, "patched": ["pass"] * 3,
+                                                "confirmed": True}}})
+    assert passed and "1 flaky" in line
+    for bad in ({"mlx_test_reruns": {k: {"pristine": ["pass"] * 3, "patched": ["fail"] * 3, "confirmed": False}}},
+                {"mlx_test_reruns": {k: {"pristine": ["pass"] * 3, "patched": ["pass"]}}},
+                {"mlx_test_reruns": {k: "flaky"}}, {}, None):
+        passed, line = ok(bad)
+        assert not passed and "1 regressions" in line, bad
+
+
 def test_series_json_names_each_diff_s_regression_tests(tmp_path):
     """native/patch.handoff_tests: the tests of the diffs a series lists, or of the one diff
     given; none without a manifest; a named test that is missing is refused."""
