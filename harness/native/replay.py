@@ -81,6 +81,7 @@ def recorded_gate(files: dict) -> dict:
             "opt": native.get("opt", "as-built"), "stages": tuple(native.get("stages") or ("native",)),
             "filter": tests.get("filter") if isinstance(tests, dict) else None,
             "scenarios": files[paths.SCENARIOS].decode("utf-8"), "tests": tests,
+            "test_reruns": _reruns(js("gate.json")),
             "results": {name: js(name) for name in files if paths.is_results(name)}}
 
 
@@ -210,17 +211,29 @@ def recorded_handoff(tests: dict | None, say) -> list:
     return out
 
 
-def compare_tests(recorded: dict | None, new: dict | None) -> list:
+def _reruns(gate_doc) -> dict:
+    """The MLX tests the gate ran again ({suite:test: {variant: [outcomes]}}), as the
+    validator reads them (well-formed entries only)."""
+    from ..validation.native import recorded_reruns
+    return recorded_reruns(gate_doc)
+
+
+def compare_tests(recorded: dict | None, new: dict | None, reruns: dict | None = None) -> list:
+    """One row per recorded MLX test: reproduced when each build gives the recorded outcome
+    again, or, for a test the gate ran again (a pass -> fail it then judged), any outcome
+    its recorded reruns on that build gave: a test that varies from run to run (a flaky one)
+    is compared as such on both sides."""
     rows = []
     if not isinstance(recorded, dict):
         return rows
     again = {(r["suite"], r["test"]): r for r in (new or {}).get("rows") or []}
     for r in recorded.get("rows") or []:
         n = again.get((r["suite"], r["test"]))
+        seen = (reruns or {}).get(f"{r['suite']}:{r['test']}") or {}
         problems = []
         for v in G.VARIANTS:
             was, now = r.get(v), (n or {}).get(v)
-            if was != now:
+            if was != now and now not in (seen.get(v) or ()):
                 problems.append(f"{v} {was} -> {now}")
         rows.append({"suite": r["suite"], "test": r["test"], "reproduced": not problems, "problems": problems})
     return rows
@@ -270,7 +283,7 @@ def main(args, project, say, check) -> int:
             for v, data in out.get("native_results", {}).items():
                 new[(gate.native_dir + "/" if gate.native_dir else "") + paths.results_for(v)] = data
             rows = compare_records(rec["results"], new, measure_again(gate, out, ents))
-            tests = compare_tests(rec["tests"], out.get("mlx_tests"))
+            tests = compare_tests(rec["tests"], out.get("mlx_tests"), rec["test_reruns"])
             doc = {"schema": SCHEMA, "evidence": str(args.replay), "commit": rec["commit"],
                    "records": rows, "mlx_tests": tests,
                    "reproduced": all(r["reproduced"] for r in rows + tests)}

@@ -551,6 +551,12 @@ def test_replay_compares_records_and_tests():
     assert R.compare_tests(tests, tests)[0]["reproduced"]
     again = {"rows": [{"suite": "cpp", "test": "x", "pristine": "pass", "patched": "pass"}]}
     assert R.compare_tests(tests, again)[0]["problems"] == ["patched fail -> pass"]
+    # a test the gate ran again and found varying (flaky): any outcome its reruns gave on a
+    # build reproduces; negative control: reruns that never passed patched do not excuse a pass
+    flaky = {"cpp:x": {"pristine": ["pass"] * 3, "patched": ["pass", "fail", "pass"]}}
+    assert R.compare_tests(tests, again, flaky)[0]["reproduced"]
+    steady = {"cpp:x": {"pristine": ["pass"] * 3, "patched": ["fail"] * 3}}
+    assert not R.compare_tests(tests, again, steady)[0]["reproduced"]
 
 
 def test_replay_measures_a_record_that_did_not_reproduce_again_in_fresh_processes():
