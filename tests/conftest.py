@@ -9,6 +9,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench_script(name: str):
+    """bench/<name>.py loaded as a module (bench/ is scripts, not a package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 PINNED_MLX = "0.32.4"
 TESTS = Path(__file__).resolve().parent
 

@@ -2,22 +2,14 @@
 fed synthetic stacks (no perf, no timing), and its one-line refusal of bad arguments."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, bench_script
 
 
-def _suite():
-    spec = importlib.util.spec_from_file_location("bench_suite", ROOT / "bench" / "suite.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-suite = _suite()
+suite = bench_script("suite")
 MLX = {"/site/mlx/lib/libmlx.so", "/site/mlx/core.cpython-311-x86_64-linux-gnu.so", "/site/mlx_cpu.libs/libblas.so"}
 NUMPY = {"/site/numpy/core/_multiarray_umath.so", "/site/numpy.libs/libopenblas.so"}
 PY = {"/py/lib/libpython3.11.so", "/py/lib/python3.11/lib-dynload/_json.so"}

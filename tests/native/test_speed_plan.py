@@ -5,24 +5,16 @@ No build and no MLX: the plan, the diffs and native/src/workloads.cpp are read a
 and the check is fed made-up timings."""
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, bench_script
 
 PATCH = ROOT / "patch"
 KINDS = {"kernel", "fast path", "common path", "defective corner"}
 
 
-def _speed():
-    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "bench" / "speed.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-speed = _speed()
+speed = bench_script("speed")
 PLAN = speed.load_plan()
 
 
