@@ -27,9 +27,10 @@ import sys
 import time
 import traceback
 
+from ..judging.mlx_test_rules import (GOOD, NOT_RUN, RERUNS, confirmed, flaky,  # noqa: F401
+                                      handoff_problems, key)
+
 SCHEMA = "mlx-vjpcheck/mlx-tests/1"
-GOOD = ("pass", "xfail")          # what a test that works gives
-NOT_RUN = ("skip", None)
 RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 2, "fail": 3, "error": 4, "crashed": 5}
 
 
@@ -398,13 +399,6 @@ def compare(suite: str, pristine: dict, patched: dict) -> list:
     return rows
 
 
-RERUNS = 3
-
-
-def key(row: dict) -> str:
-    return f"{row['suite']}:{row['test']}"
-
-
 def confirm(rows: list, rerun) -> dict:
     """Each regression (a test passing pristine, not patched) run again RERUNS times on each
     build by itself: `rerun(suite, test, variant) -> outcome`. Returns {suite:test:
@@ -418,35 +412,6 @@ def confirm(rows: list, rerun) -> dict:
             continue
         seen = {v: [rerun(r["suite"], r["test"], v) for _ in range(RERUNS)] for v in ("pristine", "patched")}
         out[key(r)] = dict(seen, confirmed=confirmed(seen))
-    return out
-
-
-def confirmed(seen: dict) -> bool:
-    return all(o in GOOD for o in seen["pristine"]) and all(o not in GOOD for o in seen["patched"])
-
-
-def flaky(row: dict, reruns: dict | None) -> bool:
-    """A regression its reruns did not confirm."""
-    seen = (reruns or {}).get(key(row))
-    return row["change"] == "regression" and seen is not None and not confirmed(seen)
-
-
-def handoff_problems(rows: list) -> list:
-    """The patch's regression tests (suite "handoff") that do not do their job, one line
-    each: a file none of whose tests fails on pristine does not show the defect, and a
-    file with a test that does not pass patched is not fixed. (A file may hold a test
-    that passes on pristine beside those that carry the class.)"""
-    files = {}
-    for r in rows:
-        if r["suite"] == "handoff":
-            files.setdefault(r["test"].split(".")[0], []).append(r)
-    out = []
-    for name, rs in sorted(files.items()):
-        if not any(r["pristine"] not in GOOD and r["pristine"] not in NOT_RUN for r in rs):
-            out.append(f"regression test {name}: no test fails on pristine (it does not show the defect)")
-        bad = [r["test"] for r in rs if r["patched"] not in GOOD]
-        if bad:
-            out.append(f"regression test {name}: {len(bad)} of {len(rs)} do not pass patched (first: {bad[0]})")
     return out
 
 

@@ -214,7 +214,7 @@ def recorded_handoff(tests: dict | None, say) -> list:
 def _reruns(gate_doc) -> dict:
     """The MLX tests the gate ran again ({suite:test: {variant: [outcomes]}}), as the
     validator reads them (well-formed entries only)."""
-    from ..validation.native import recorded_reruns
+    from ..judging.mlx_test_rules import recorded_reruns
     return recorded_reruns(gate_doc)
 
 

@@ -30,13 +30,13 @@ from ..evidence import paths
 from ..evidence.safezip import unsafe_path
 from ..judging import gate_rules
 from ..judging.oracles import FIRST_ORDER
-from ..native import mlxtests
+from ..judging import mlx_test_rules as mlxtests
 from . import catalog_table
 
 VARIANTS = ("pristine", "patched")
 MLX_TESTS = "mlx-tests.json"
 GATE = "gate.json"
-GOOD = ("pass", "xfail")               # MLX test outcomes that count as passing (native/mlxtests.py)
+GOOD = mlxtests.GOOD                   # MLX test outcomes that count as passing (judging/mlx_test_rules.py)
 
 
 @dataclass
@@ -262,19 +262,6 @@ def change(a, b) -> str:
     return "changed"
 
 
-def recorded_reruns(gate_doc) -> dict:
-    """The MLX tests the gate ran again after a pass -> fail (gate.json mlx_test_reruns:
-    {suite:test: {"pristine": [outcomes], "patched": [outcomes]}}), each with exactly
-    RERUNS outcomes a side; anything else recorded there is left out (and its regression
-    then stands). Their "confirmed" flag is not read: the rule re-derives it."""
-    got = gate_doc.get("mlx_test_reruns") if isinstance(gate_doc, dict) else None
-    out = {}
-    for k, seen in (got.items() if isinstance(got, dict) else ()):
-        sides = [seen.get(v) if isinstance(seen, dict) else None for v in ("pristine", "patched")]
-        if all(isinstance(x, list) and len(x) == mlxtests.RERUNS and all(isinstance(o, str) for o in x)
-               for x in sides):
-            out[k] = {"pristine": sides[0], "patched": sides[1]}
-    return out
 
 
 def check_mlx_tests(group, name: str, doc: dict, reruns: dict | None = None) -> tuple:

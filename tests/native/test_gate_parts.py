@@ -260,13 +260,14 @@ def test_the_validator_takes_a_flaky_mlx_test_from_the_recorded_reruns_by_the_ru
     validates; the rule, not the recorded "confirmed" flag, decides. Negative controls:
     reruns that fail again on patched (flag forged to false), reruns of the wrong count,
     and no reruns at all leave the regression standing."""
+    from mlx_vjpcheck.judging.mlx_test_rules import recorded_reruns
     from mlx_vjpcheck.validation import native as VN
     from mlx_vjpcheck.validation.groups import Group
     rows = M.compare("python", {"t.C.test_a": _t("pass")}, {"t.C.test_a": _t("fail")})
     k = "python:t.C.test_a"
 
     def ok(gate_doc):
-        return VN.check_mlx_tests(Group("g"), "mlx-tests.json", {"rows": rows}, VN.recorded_reruns(gate_doc))
+        return VN.check_mlx_tests(Group("g"), "mlx-tests.json", {"rows": rows}, recorded_reruns(gate_doc))
 
     passed, line = ok({"mlx_test_reruns": {k: {"pristine": ["pass"] * 3, "patched": ["pass"] * 3,
                                                 "confirmed": True}}})
