@@ -33,6 +33,7 @@ from ..core import jsonio
 from ..evidence import atomic, paths, rundir
 from ..running import environment
 from ..running import replay as run_replay
+from ..judging.mlx_test_rules import confirmed
 from . import gate as G
 
 REPLAY = "replay.json"
@@ -221,8 +222,8 @@ def _reruns(gate_doc) -> dict:
 def compare_tests(recorded: dict | None, new: dict | None, reruns: dict | None = None) -> list:
     """One row per recorded MLX test: reproduced when each build gives the recorded outcome
     again, or, for a test the gate ran again (a pass -> fail it then judged), any outcome
-    its recorded reruns on that build gave: a test that varies from run to run (a flaky one)
-    is compared as such on both sides."""
+    its recorded reruns on that build gave; a test those reruns showed varying (flaky by
+    the gate's rule) is not compared on either build, only required to run."""
     rows = []
     if not isinstance(recorded, dict):
         return rows
@@ -230,10 +231,11 @@ def compare_tests(recorded: dict | None, new: dict | None, reruns: dict | None =
     for r in recorded.get("rows") or []:
         n = again.get((r["suite"], r["test"]))
         seen = (reruns or {}).get(f"{r['suite']}:{r['test']}") or {}
+        varies = bool(seen) and not confirmed(seen) and n is not None
         problems = []
         for v in G.VARIANTS:
             was, now = r.get(v), (n or {}).get(v)
-            if was != now and now not in (seen.get(v) or ()):
+            if was != now and now not in (seen.get(v) or ()) and not varies:
                 problems.append(f"{v} {was} -> {now}")
         rows.append({"suite": r["suite"], "test": r["test"], "reproduced": not problems, "problems": problems})
     return rows

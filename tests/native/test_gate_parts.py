@@ -558,6 +558,10 @@ def test_replay_compares_records_and_tests():
     assert R.compare_tests(tests, again, flaky)[0]["reproduced"]
     steady = {"cpp:x": {"pristine": ["pass"] * 3, "patched": ["fail"] * 3}}
     assert not R.compare_tests(tests, again, steady)[0]["reproduced"]
+    # a flaky test may also come out otherwise on pristine (an error there): not compared
+    erred = {"rows": [{"suite": "cpp", "test": "x", "pristine": "error", "patched": "pass"}]}
+    assert R.compare_tests(tests, erred, flaky)[0]["reproduced"]
+    assert not R.compare_tests(tests, {"rows": []}, flaky)[0]["reproduced"]   # it must still run
 
 
 def test_replay_measures_a_record_that_did_not_reproduce_again_in_fresh_processes():
