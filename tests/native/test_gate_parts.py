@@ -564,6 +564,20 @@ def test_replay_compares_records_and_tests():
     assert not R.compare_tests(tests, {"rows": []}, flaky)[0]["reproduced"]   # it must still run
 
 
+def test_later_re_measurements_run_other_passing_scenarios_first():
+    """A gate replay's re-measurements after the first run a few scenarios recorded passing
+    before the one measured, a different set each time, so that values depending on what
+    the process did before vary. Negative controls: none before the first re-measurement,
+    never the measured scenario, never one recorded failing."""
+    by = {n: n for n in ("a", "b", "c", "d", "e", "f", "g", "bad")}
+    passing = {"a", "b", "c", "d", "e", "f", "g"}
+    assert R._perturbers(by, ["a"], 1, passing) == []
+    two, three = R._perturbers(by, ["a"], 2, passing), R._perturbers(by, ["a"], 3, passing)
+    assert len(two) == len(three) == 3 and two != three
+    assert "a" not in two + three and "bad" not in two + three
+    assert R._perturbers(by, ["a"], 2, {"a"}) == []
+
+
 def test_replay_measures_a_record_that_did_not_reproduce_again_in_fresh_processes():
     # The rule of `mlx-vjpcheck replay`: a record whose first measurement disagrees is measured
     # again; values that differ among the measurements (memory read past a buffer) prove
