@@ -301,6 +301,9 @@ def prepare(src, build, patch=DEFAULT_PATCH, opt="as-built", project: Project = 
     for test in handoff:
         if not Path(test).is_file():
             raise InputError(f"the regression test {test} does not exist")
+    if handoff and not (src / "python" / "tests" / "mlx_tests.py").is_file():
+        raise InputError(f"--mlx-source {src} has no python/tests/mlx_tests.py, the base class of the "
+                         "patch's regression tests")
     return Gate(project, src, build, archive, units, touched, groups, patch_text,
                 nb.archive_libraries(nb.read_cache(build)), opt, jobs or os.cpu_count() or 2,
                 root, fresh, stages, mlx_tests_filter, environment.git_commit(src), pre, claims=claims,
