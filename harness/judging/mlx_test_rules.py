@@ -10,6 +10,23 @@ NOT_RUN = ("skip", None)
 RERUNS = 3                        # each pass -> fail is run again this many times a side
 
 
+def change(a, b) -> str:
+    """One test's outcomes on the two builds, as a change: "regression" (passes pristine,
+    not patched), "fixed" (the reverse), "pre-existing" (fails on both the same way),
+    "changed" (failing differently, or pass <-> skip / xfail), "missing" (ran on one build
+    only), "" (the same)."""
+    good_a, good_b = a in GOOD or a == "skip", b in GOOD or b == "skip"
+    if a is None or b is None:
+        return "missing"
+    if a == b:
+        return "pre-existing" if not good_a else ""
+    if a in GOOD and not good_b:
+        return "regression"
+    if not good_a and b in GOOD:
+        return "fixed"
+    return "changed"
+
+
 def key(row: dict) -> str:
     return f"{row['suite']}:{row['test']}"
 

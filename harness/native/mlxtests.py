@@ -29,6 +29,7 @@ import traceback
 
 from ..judging.mlx_test_rules import (GOOD, NOT_RUN, RERUNS, confirmed, flaky,  # noqa: F401
                                       handoff_problems, key)
+from ..judging.mlx_test_rules import change as rule_change
 
 SCHEMA = "mlx-vjpcheck/mlx-tests/1"
 RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 2, "fail": 3, "error": 4, "crashed": 5}
@@ -377,19 +378,7 @@ def compare(suite: str, pristine: dict, patched: dict) -> list:
     rows = []
     for tid in sorted(set(pristine) | set(patched)):
         a, b = pristine.get(tid, {}).get("outcome"), patched.get(tid, {}).get("outcome")
-        good_a, good_b = a in GOOD or a == "skip", b in GOOD or b == "skip"
-        if a is None or b is None:
-            change = "missing"
-        elif a == b:
-            change = "pre-existing" if not good_a else ""
-        elif a in GOOD and not good_b:
-            change = "regression"
-        elif not good_a and b in GOOD:
-            change = "fixed"
-        elif not good_a and not good_b:
-            change = "changed"
-        else:   # pass <-> skip, pass <-> xfail
-            change = "changed"
+        change = rule_change(a, b)
         row = {"suite": suite, "test": tid, "pristine": a, "patched": b, "change": change}
         detail = (patched.get(tid) or {}).get("detail") if change in ("regression", "missing", "changed") \
             else (pristine.get(tid) or {}).get("detail")

@@ -248,18 +248,7 @@ def _selection_bound(scen: dict, table) -> bool:
 
 # --- MLX's own tests -------------------------------------------------------------------------------
 
-def change(a, b) -> str:
-    """native/mlxtests.py's rule for one test's outcomes on the two builds."""
-    good_a, good_b = a in GOOD or a == "skip", b in GOOD or b == "skip"
-    if a is None or b is None:
-        return "missing"
-    if a == b:
-        return "pre-existing" if not good_a else ""
-    if a in GOOD and not good_b:
-        return "regression"
-    if not good_a and b in GOOD:
-        return "fixed"
-    return "changed"
+change = mlxtests.change   # one test's outcomes on the two builds (judging/mlx_test_rules.py)
 
 
 
