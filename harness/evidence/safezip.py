@@ -16,6 +16,11 @@ zipfile cuts a name at its first NUL byte (`results.json\0../../evil` reads as
 `results.json`), so the raw bytes of every name are read again from the
 central directory and from the entry's local header, and any difference, NUL
 or control character is a reason to refuse the archive.
+
+Why by hand: the reading itself is the standard library's zipfile and zlib; what
+is written here are the refusals zipfile does not make (it accepts prefixed,
+padded and commented archives and reports names cut at a NUL byte), which need
+the raw records it parses and does not expose.
 """
 from __future__ import annotations
 

@@ -9,6 +9,10 @@ brackets and quotes is deleted, the strings are dropped, and what is left
 of containers by a count. Elements are bounded by the number of commas. Only
 text within every bound is parsed (core/jsonio.py: strict JSON, non-finite
 numbers as data), and every refusal is one line naming the file and the bound.
+
+Why by hand: the parser is the standard library's (json, through core/jsonio.py);
+what it lacks, and what no JSON package we know offers, is a bound on containers
+and elements checked before any object is built. That measuring is this module.
 """
 from __future__ import annotations
 
