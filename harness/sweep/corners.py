@@ -1,0 +1,174 @@
+"""Systematic corners, derived from an API entry's arguments alone (no entry lists its
+own): sizes 0 and 1 in every dimension, rank 0, broadcasting, views (transposed,
+strided, reversed, offset), every dtype the entry may take, and special values (zeros,
+ties, large magnitudes, the domain's edges, duplicate indices).
+
+A corner is data (`Corner`); `case(entry, corner, rng)` turns it into what gradcheck
+takes: a function of the differentiated arguments and the inputs. A corner that
+makes MLX's forward refuse the call is not a finding: the sweep records it as not
+applicable (the VJP may refuse what the forward refuses).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import api, values
+
+DTYPES = ("float32", "float16", "bfloat16")
+FILLS = ("generic", "zeros", "ties", "large", "edges", "duplicates")
+VIEWS = ("transposed", "strided", "reversed", "offset")
+
+
+@dataclass(frozen=True)
+class Corner:
+    name: str
+    dtype: str = "float32"
+    # Per argument: a replacement shape, or None to keep the entry's.
+    shapes: tuple = ()
+    fill: str = "generic"
+    view: str = ""
+
+
+def _free(entry: api.Entry) -> list:
+    return [i for i, a in enumerate(entry.args) if a is not None and a.free]
+
+
+def _float_args(entry: api.Entry) -> list:
+    return [i for i, a in enumerate(entry.args) if a is not None and a.differentiable]
+
+
+def _shape_corners(entry: api.Entry) -> list:
+    """Sizes 0 and 1 in every dimension of every differentiated argument (one at a time;
+    free arguments change together, so elementwise calls still broadcast), rank 0 for
+    free arguments, and broadcasting between free arguments."""
+    out, free = [], _free(entry)
+    for i in _float_args(entry):
+        together = free if i in free else [i]
+        for d in range(len(entry.args[i].shape)):
+            for size in (0, 1):
+                if entry.args[i].shape[d] == size:
+                    continue
+                shapes = [None] * len(entry.args)
+                for j in together:
+                    s = list(entry.args[j].shape)
+                    if d < len(s):
+                        s[d] = size
+                    shapes[j] = tuple(s)
+                out.append(Corner(f"size{size}-arg{i}-dim{d}", shapes=tuple(shapes)))
+        if i in free and i == (free[0] if free else None):
+            out.append(Corner("rank0", shapes=tuple(() if j in free else None for j in range(len(entry.args)))))
+    if len(free) >= 2:
+        shapes = [None] * len(entry.args)
+        first = entry.args[free[0]].shape
+        shapes[free[0]] = first[:-1] + (1,) if first else ()
+        shapes[free[1]] = (1,) + entry.args[free[1]].shape[1:] if entry.args[free[1]].shape else ()
+        out.append(Corner("broadcast", shapes=tuple(shapes)))
+    return out
+
+
+def corners(entry: api.Entry) -> list:
+    """Every corner of an entry, the generic point first."""
+    out = [Corner("generic")]
+    out += [Corner(f"dtype-{d}", dtype=d) for d in DTYPES[1:]]
+    if not entry.real_only:
+        out.append(Corner("dtype-complex64", dtype="complex64"))
+    if not entry.layer:
+        out += _shape_corners(entry)
+        out += [Corner(f"view-{v}", view=v) for v in VIEWS]
+    out += [Corner(f"fill-{f}", fill=f) for f in FILLS[1:]
+            if f != "duplicates" or any(a is not None and a.domain == api.INDEX and a.dtype == "int32"
+                                        for a in entry.args)]
+    return out
+
+
+# --- values ------------------------------------------------------------------------------
+
+LARGE = {"float32": 3e4, "float16": 120.0, "bfloat16": 3e4, "complex64": 3e4}
+EDGE = {api.UNIT: 0.999, api.POSITIVE: 1e-3, api.ABOVE_ONE: 1.001, api.PROB: 1e-3}
+
+
+def _fill(arg: api.Arg, base: np.ndarray, fill: str, dtype: str, rng) -> np.ndarray:
+    if arg.domain == api.INDEX:
+        return np.zeros_like(base) if fill == "duplicates" else base
+    if not arg.differentiable or fill == "generic":
+        return base
+    if fill == "zeros" and arg.domain in (api.REAL, api.PROB):
+        return np.zeros_like(base)
+    if fill == "ties":   # every element equal: max, sort, median... decide among equals
+        return np.full_like(base, base.flat[0]) if base.size else base
+    if fill == "large" and arg.domain in (api.REAL, api.NONZERO, api.POSITIVE, api.ABOVE_ONE):
+        return base * LARGE[dtype]
+    if fill == "edges" and arg.domain in EDGE:
+        edge = EDGE[arg.domain]
+        return np.where(base < 0, -edge, edge) if arg.domain == api.UNIT else np.full_like(base, edge)
+    return base
+
+
+def _view_shape(shape: tuple, view: str) -> tuple:
+    """The shape of the base array a view is taken from."""
+    if not shape:
+        return shape
+    if view == "transposed":
+        return tuple(reversed(shape))
+    if view == "strided":
+        return shape[:-1] + (2 * shape[-1],)
+    if view == "offset":
+        return shape[:-1] + (shape[-1] + 1,)
+    return shape
+
+
+def _take_view(x, view: str):
+    mx = api._mx()
+    if x.ndim == 0 or not view:
+        return x
+    if view == "transposed":
+        return mx.transpose(x)
+    if view == "strided":
+        return x[..., ::2]
+    if view == "reversed":
+        return x[..., ::-1]
+    return x[..., 1:]   # offset
+
+
+def _complex(rng, base: np.ndarray) -> np.ndarray:
+    return base + 1j * values.draw(api.Arg(base.shape), rng)
+
+
+@dataclass
+class Case:
+    entry: api.Entry
+    corner: Corner
+    fn: object        # a function of the entry's arguments (views taken inside)
+    inputs: list      # numpy arrays (float64 for differentiated arguments) or None
+
+
+def case(entry: api.Entry, corner: Corner, rng) -> Case:
+    shapes = corner.shapes or (None,) * len(entry.args)
+    inputs = []
+    for arg, shape in zip(entry.args, shapes):
+        if arg is None:
+            inputs.append(None)
+            continue
+        shape = arg.shape if shape is None else shape
+        if corner.view and arg.differentiable:
+            shape = _view_shape(shape, corner.view)
+        base = values.draw(arg, rng, shape)
+        base = _fill(arg, base, corner.fill, corner.dtype, rng)
+        if corner.dtype == "complex64" and arg.differentiable:
+            base = _complex(rng, base)
+        inputs.append(base)
+    return Case(entry, corner, _function(entry, corner), inputs)
+
+
+def _function(entry: api.Entry, corner: Corner):
+    if entry.layer:
+        return entry.call()
+    if not corner.view:
+        return entry.call
+    diff = [a is not None and a.differentiable for a in entry.args]
+
+    def viewed(*xs):
+        return entry.call(*[_take_view(x, corner.view) if d else x for x, d in zip(xs, diff)])
+    return viewed
