@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "replay": "replay",
     "coverage": "coverage",
     "handoff": "handoff",
+    "sweep": "sweep",
     "gate": "gate",
 }
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import atomic, manifest, paths
 
-KINDS = ("run", "fuzz", "versions", "native-gate", "native-wheel", "native-fuzz", "handoff")
+KINDS = ("run", "fuzz", "versions", "native-gate", "native-wheel", "native-fuzz", "handoff", "sweep")
 
 
 class OutDirError(RuntimeError):
@@ -37,6 +37,8 @@ def kind_of(directory: Path) -> str | None:
         return "versions"
     if (d / paths.HANDOFF).is_file():
         return "handoff"
+    if (d / paths.SWEEP).is_file():
+        return "sweep"
     if (d / paths.COMPARISON).is_file() or (d / paths.results_for("pristine")).is_file():
         return "native-gate"
     try:

@@ -177,3 +177,28 @@ def sweep(items: list, *, device: str = "cpu", jobs: int = 2, budget_s: float | 
             f.result()
     result.seconds = time.monotonic() - start
     return result
+
+
+def findings(result: Sweep) -> list:
+    """One finding per signature, a defect that shows at the generic point standing for
+    every corner where it shows too (listed), so one wrong rule is one finding."""
+    generic = {(f, t, s) for (f, t, c, s) in result.counts if c == "generic"}
+    merged: dict = {}
+    for (f, t, c, s), n in sorted(result.counts.items()):
+        key = (f, t, "generic" if (f, t, s) in generic else c, s)
+        slot = merged.setdefault(key, {"signature": list(key), "cases": 0, "corners": [],
+                                       "first": result.findings[(f, t, c, s)]})
+        slot["cases"] += n
+        if c not in slot["corners"]:
+            slot["corners"].append(c)
+        if c == "generic":
+            slot["first"] = result.findings[(f, t, c, s)]
+    return list(merged.values())
+
+
+def summary(result: Sweep) -> dict:
+    by_status: dict = {}
+    for r in result.records:
+        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+    return {"planned": result.planned, "done": result.done, "seconds": round(result.seconds, 3),
+            "stopped": result.stopped, "by_status": by_status}
