@@ -47,3 +47,27 @@ def stale(functions=None) -> list:
     """Table names the installed MLX does not have (renamed or removed functions)."""
     have = {f.name for f in (inventory.public() if functions is None else functions)}
     return sorted({e.name for e in api.ENTRIES} - have) + sorted(set(api.EXCLUDED) - have)
+
+
+def _tally(table: list) -> str:
+    n = {s: sum(r.state == s for r in table) for s in ("covered", "excluded", "not covered")}
+    return (f"API: {n['covered']} of {n['covered'] + n['not covered']} differentiable public functions "
+            f"covered by the sweep ({percent(table):.1f} %, target {TARGET_PERCENT:.0f} %); "
+            f"{n['excluded']} excluded with a reason")
+
+
+def text(table: list) -> str:
+    width = max([len(r.name) for r in table] + [8])
+    lines = ["", _tally(table), ""]
+    lines += [f"{r.name:{width}s} {r.state:11s}  {r.detail}" for r in table if r.state != "covered"]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(table: list, md) -> str:
+    lines = ["", "## MLX's public differentiable API (the sweep)", "",
+             "Read from the installed MLX by introspection (harness/sweep/inventory.py) and held against "
+             "the sweep's API table (harness/sweep/api.py): a function a new MLX adds is listed as not "
+             "covered until the table calls it or says why it has no gradient.", "", f"**{_tally(table)}**", "",
+             "| function | state | entries, or why excluded |", "|---|---|---|"]
+    lines += [f"| {md(r.name)} | {r.state} | {md(r.detail)} |" for r in table]
+    return "\n".join(lines) + "\n"
