@@ -105,6 +105,10 @@ def main(args) -> int:
     with zipfile.ZipFile(io.BytesIO(data)) as zf:   # the bundle just built, in memory
         files = {info.filename: zf.read(info) for info in zf.infolist()}
     stmt = attest.statement(out.name, digest, files, __version__, attest.github_run_url(os.environ))
+    if not stmt["predicate"]["passedTests"] and not stmt["predicate"]["failedTests"]:
+        # a test-result statement about no test (a handoff folder, a run of 0 cases) would
+        # still read PASSED: refuse rather than attest nothing
+        raise UsageError(f"{args.dir} holds no test result to attest (0 cases): nothing written")
     publish([(out, data), (att_path, attest.render(stmt))])
     pred = stmt["predicate"]
     print(f"bundled {count} files ({len(data)} bytes) into {out}")

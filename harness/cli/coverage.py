@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..cases import coverage as C
 from ..core.errors import UsageError
-from ..evidence import atomic
+from ..evidence import atomic, rundir
 from . import options
 
 
@@ -49,6 +49,10 @@ def _target(path, flag: str, replace: bool) -> Path:
         raise UsageError(f"{flag} {path} already exists: pass --replace to replace it")
     if not path.parent.is_dir():
         raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist")
+    try:   # tried, not asked: os.access says yes to root on a read-only mount
+        rundir.check_creatable(path, flag)
+    except rundir.OutDirError as e:
+        raise UsageError(str(e)) from None
     return path
 
 

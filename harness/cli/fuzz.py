@@ -49,7 +49,8 @@ def add_parser(sub, name):
 def _ops(args) -> list:
     from ..fuzz import targets
     known = targets.names()
-    ops = known if not args.ops else [o.strip() for o in args.ops.split(",") if o.strip()]
+    # --ops '' names no op (an empty list is a mistake, not "all"): only an absent --ops means every op
+    ops = known if args.ops is None else [o.strip() for o in args.ops.split(",") if o.strip()]
     bad = [o for o in ops if o not in known]
     if bad or not ops:
         raise UsageError(f"unknown fuzz target {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
@@ -82,7 +83,8 @@ def _database(args):
     local = None
     if spec.local is not None:
         try:
-            local = rundir.check_writable(spec.local, "--db").absolute()
+            # resolved first: mkdir of a/b/../c would create a/b on its way to a/c
+            local = rundir.check_writable(spec.local.resolve(), "--db")
         except rundir.OutDirError as e:
             raise UsageError(f"{e} (give a directory, or 'none')") from None
     if spec.github is None:

@@ -39,10 +39,11 @@ def main(args) -> int:
     chosen = selection.select(pool, args.filter)
     if not chosen:
         raise UsageError(f"no scenario matches --filter {args.filter!r}")
-    replace = getattr(args, "replace", False)
+    options.out_dir(args, "native-wheel")
+    replace = args.replace
     try:
-        rundir.check_target(args.out, "native-wheel", replace)
-        result, data = wheel.run(chosen, args.build_dir or wheel.default_build_dir(), args.out, replace,
+        build_dir = rundir.check_writable(args.build_dir or wheel.default_build_dir(), "--build-dir")
+        result, data = wheel.run(chosen, build_dir, args.out, replace,
                                  say=lambda msg: print(f"mlx-vjpcheck native: {msg}", file=sys.stderr, flush=True))
     except (rundir.OutDirError, native_suite.NativeError) as e:
         raise UsageError(str(e))

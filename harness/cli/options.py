@@ -61,7 +61,10 @@ def positive_float(text: str) -> float:
 
 
 def add_out(p, default: str, what: str = "run directory") -> None:
-    p.add_argument("--out", metavar="DIR", default=default, help=f"{what} (default: {default})")
+    # None marks "not given": the default folder is the tool's own (out_dir below)
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help=f"{what} (default: {default}, replaced by each run; a folder you name needs --replace)")
+    p.set_defaults(out_default=default)
     add_replace(p)
 
 
@@ -71,7 +74,12 @@ def add_replace(p) -> None:
 
 
 def out_dir(args, kind: str):
-    """The checked --out directory (UsageError when it cannot be used)."""
+    """The checked --out directory (UsageError when it cannot be used). Without --out the
+    default folder is used, and earlier evidence of the same kind there is replaced: the
+    README's first line works twice. A folder the user names keeps needing --replace, and
+    nothing that is not this kind of evidence is ever replaced."""
+    if args.out is None:
+        args.out, args.replace = args.out_default, True
     try:
         return rundir.check_target(args.out, kind, args.replace)
     except rundir.OutDirError as e:

@@ -62,6 +62,13 @@ def _writable_ancestor(path: Path, flag: str) -> None:
         raise OutDirError(f"{flag} {path}: cannot write in {parent} ({e.strerror})") from None
 
 
+def check_creatable(path, flag: str) -> Path:
+    """A file or directory the tool is about to create: its nearest existing ancestor must
+    be a directory it can create entries in."""
+    _writable_ancestor(Path(path), flag)
+    return Path(path)
+
+
 def check_writable(directory, flag: str) -> Path:
     """A directory the tool keeps using (a cache, a database): it must be one, or be
     creatable, and entries must be writable in it."""
@@ -111,10 +118,13 @@ def _is_ours(path: Path, kind: str) -> bool:
 
 
 def check_file_target(path, kind: str, replace: bool = False, flag: str = "--out") -> Path:
-    """The same rules for a single output file (a bundle, JUnit XML)."""
+    """The same rules for a single output file (a bundle, JUnit XML, a catalog); its folder
+    must exist (a file option creates no folders: a typo in it would leave a tree behind)."""
     path = Path(path)
     if path.is_dir():
         raise OutDirError(f"{flag} {path} is a directory")
+    if not path.parent.is_dir():
+        raise OutDirError(f"{flag} {path}: the folder {path.parent} does not exist")
     if path.exists():
         if not _is_ours(path, kind):
             raise OutDirError(f"{flag} {path} exists and is not an mlx-vjpcheck {kind}: not overwriting it")

@@ -5,7 +5,7 @@ the cells. Probe scripts in the evidence are hashed, never run."""
 from __future__ import annotations
 
 from ..evidence import manifest
-from ..versions.matrix import ABSENT, CANNOT, EXIT_STATUS, PRESENT, SCHEMA, version_key
+from ..versions.matrix import ABSENT, CANNOT, PRESENT, SCHEMA, status_of, version_key
 
 
 def _cell(release: dict, probe_id: str) -> str:
@@ -14,14 +14,19 @@ def _cell(release: dict, probe_id: str) -> str:
     return ((release.get("probes") or {}).get(probe_id) or {}).get("status")
 
 
-def _cell_problems(release: dict, probe_id: str, c, folder: str, listed: set) -> list:
+def _stdout(c: dict, folder: str, files: dict) -> str:
+    data = files.get(folder + str(c.get("stdout")))
+    return data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray)) else ""
+
+
+def _cell_problems(release: dict, probe_id: str, c, folder: str, listed: set, files: dict) -> list:
     if not isinstance(c, dict):
         return ["not an object"]
     code, out = c.get("exit_code"), []
     if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
         return [f"exit code {code!r} is not an integer"]
     installed = (release.get("install") or {}).get("status") == "ok"
-    want = EXIT_STATUS.get(code, CANNOT) if installed else CANNOT
+    want = status_of(code, _stdout(c, folder, files)) if installed else CANNOT
     if c.get("status") != want:
         out.append(f"status {c.get('status')!r} but exit code {code} gives {want!r}")
     if code is not None:
@@ -66,7 +71,7 @@ def check_versions(group, folder: str, doc, files: dict, listed: set) -> None:
                     f"{where}: {r.get('version')}: install log {log!r} is not in the manifest")
         for pid in ids:
             c = (r.get("probes") or {}).get(pid)
-            group.item(_cell_problems(r, pid, c, folder, listed), f"{where}: {r.get('version')} {pid}")
+            group.item(_cell_problems(r, pid, c, folder, listed, files), f"{where}: {r.get('version')} {pid}")
     try:
         for pid in ids:
             first, clean = _first(releases, pid)

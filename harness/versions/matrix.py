@@ -283,6 +283,17 @@ def verdict_line(stdout: str, stderr: str) -> str:
     return (tagged or lines or [_tail(stderr)])[-1][:500]
 
 
+def status_of(rc, stdout: str) -> str:
+    """A probe's status from its exit code and output. Python exits 1 on any uncaught
+    exception (a SyntaxError, an ImportError of the probe's own), so exit 1 is "present"
+    only with the contract's VERDICT line; without it the probe could not test."""
+    status = EXIT_STATUS.get(rc, CANNOT)
+    if status == PRESENT and not any(ln.strip().startswith("VERDICT: defect present")
+                                     for ln in stdout.splitlines()):
+        return CANNOT
+    return status
+
+
 def describe_exit(rc: int) -> str:
     if rc < 0:
         try:
@@ -304,8 +315,10 @@ def run_probe(py: Path, probe: Probe, device: str, timeout: float) -> dict:
             rc, out, err = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, out, err = None, _text(e.stdout), _text(e.stderr)
-    status = EXIT_STATUS.get(rc, CANNOT)
+    status = status_of(rc, out)
     verdict = verdict_line(out, err)
+    if status != EXIT_STATUS.get(rc, CANNOT):
+        verdict = f"exit 1 without a 'VERDICT: defect present' line: {_tail(err) or verdict}"
     if rc is None:
         verdict = f"timed out after {timeout:.0f} s"
     elif rc not in EXIT_STATUS:

@@ -76,6 +76,7 @@ RUN = [
     ("--out", "o", "--junitxml", "file.txt"),
     ("--out", "o", "--junitxml", "file.txt/j.xml"),
     ("--out", "o", "--junitxml", "/proc/1/j.xml"),
+    ("--out", "o", "--junitxml", "nofolder/j.xml"),   # a file option creates no folders
     ("--out", "o", "--filter", "no-such-scenario"),
     ("--out", "o", "--device", "tpu"),
     ("--out", "o", "--bogus"),
@@ -92,6 +93,7 @@ FUZZ = [
     ("--time", "-1"), ("--time", "0"), ("--time", "abc"), ("--shards", "0"), ("--max-examples", "0"),
     ("--ops", "no_such_op"), ("--db", "file.txt"), ("--out", "file.txt/x"), ("--out", "runev"),
     ("--out", "runev", "--replace"), ("--out", "fuzzev"), ("--out", "notes"),
+    ("--ops", ""), ("--ops", " , "),   # an empty list names no op (it never meant "all")
 ]
 
 
@@ -140,7 +142,8 @@ def test_bundle_refuses_to_replace_its_own_bundle_without_the_flag(place):
     assert p.returncode == 0, p.stderr
 
 
-CATALOG = [("--filter", "no-such"), ("--out", "file.txt"), ("--out", "notes"), ("--out", "file.txt/c.json")]
+CATALOG = [("--filter", "no-such"), ("--out", "file.txt"), ("--out", "notes"), ("--out", "file.txt/c.json"),
+           ("--out", "nofolder/c.json")]
 
 
 @pytest.mark.parametrize("args", CATALOG, ids=[" ".join(a) for a in CATALOG])
@@ -148,12 +151,49 @@ def test_catalog(place, args):
     _one_line_exit(_cli("catalog", *args), place)
 
 
-NATIVE = [("--filter", "no-such-scenario"), ("--out", "file.txt"), ("--out", "runev")]
+NATIVE = [("--filter", "no-such-scenario"), ("--out", "file.txt"), ("--out", "runev"), ("--build-dir", "file.txt")]
 
 
 @pytest.mark.parametrize("args", NATIVE, ids=[" ".join(a) for a in NATIVE])
 def test_native(place, args):
     _one_line_exit(_cli("native", *args), place)
+
+
+COVERAGE = [("--out", "/proc/cov.md"), ("--out", "nofolder/cov.md"), ("--out", "file.txt"), ("--out", "notes")]
+
+
+@pytest.mark.parametrize("args", COVERAGE, ids=[" ".join(a) for a in COVERAGE])
+def test_coverage(place, args):
+    _one_line_exit(_cli("coverage", *args), place)
+
+
+def test_fuzz_db_through_dotdot_creates_no_folder_on_the_way(place):
+    p = subprocess.run(_cli("fuzz", "--time", "1", "--ops", "abs", "--no-progress", "--db", "q/../dbx",
+                            "--out", "o"), cwd=place, capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    assert not (place / "q").exists()
+
+
+def test_a_handoff_folder_is_no_test_result_to_attest(place):
+    p = subprocess.run(_cli("handoff", "full__grad_v_times_v", "--out", "h"), cwd=place, capture_output=True,
+                       text=True, timeout=300)
+    if p.returncode != 0:   # the register id may be renamed: any one entry will do
+        p = subprocess.run(_cli("handoff", "all", "--out", "h"), cwd=place, capture_output=True, text=True,
+                           timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = _one_line_exit(_cli("bundle", "--skip-probes", "h"), place)
+    assert "no test result to attest" in line
+
+
+def test_the_default_out_folder_is_replaced_a_named_one_needs_the_flag(tmp_path):
+    """The README's first line works twice: the default folder is the tool's own."""
+    argv = _cli("run", "--device", "cpu", "--filter", "gmm/report_example/joint/unsorted")
+    for _ in range(2):
+        p = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+    assert (tmp_path / "artifacts" / "run" / "results.json").is_file()
+    p = subprocess.run(argv + ["--out", "artifacts/run"], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 2 and "--replace" in p.stderr
 
 
 VALIDATE = [(), ("missing",), ("file.txt",), ("notes",), ("--bogus",)]

@@ -312,3 +312,34 @@ def test_every_install_failing_exits_2_but_keeps_the_evidence(tmp_path, monkeypa
 def test_real_index_lists_mlx_cpu_releases():
     found = V.PipProvider().list_versions("mlx-cpu")
     assert "0.26.5" in found and "0.32.4" in found
+
+
+def test_a_probe_that_crashes_in_python_cannot_test_and_the_validator_agrees(tmp_path, monkeypatch, capsys,
+                                                                           fake_probes):
+    """Python exits 1 on a SyntaxError too: without the contract's VERDICT line, exit 1 is
+    "cannot test", never "defect present"; the validator re-derives it from the stdout log."""
+    from mlx_vjpcheck.evidence import load
+    from mlx_vjpcheck.validation import evidence
+    broken = tmp_path / "broken_repro.py"
+    broken.write_text("import sys\nprint('VERDICT: defect present'\n")   # unclosed paren
+    out = tmp_path / "out"
+    prov = FakeProvider({"mlx": ["0.3.0"]})
+    prov.installer = "uv"   # an installer the schema knows, so the evidence validates
+    run_versions(monkeypatch, prov, "--out", out, "--cache-dir", tmp_path / "c",
+                 "--probes", broken, "--only", "0.3.0")
+    capsys.readouterr()
+    doc = json.loads((out / "versions.json").read_text())
+    cell = doc["releases"][0]["probes"]["broken_repro"]
+    assert (cell["exit_code"], cell["status"]) == (1, "cannot test")
+    assert "SyntaxError" in cell["verdict"]
+    lines, passed = evidence.check(load.load(out))
+    assert passed, lines
+    # negative control: the same cell relabelled "present" (and the summary to match) is refused
+    cell["status"] = "present"
+    doc["summary"]["cells"] = {"present": 2, "absent": 0, "cannot test": 0}
+    doc["first_affected"]["broken_repro"] = {"first": "0.3.0", "last_unaffected": None}
+    (out / "versions.json").write_text(json.dumps(doc))
+    (out / manifest.NAME).write_text(manifest.render(out))
+    lines, passed = evidence.check(load.load(out))
+    assert not passed
+    assert any("broken_repro" in line and "gives 'cannot test'" in line for line in lines), lines
