@@ -19,14 +19,15 @@ PKG = ROOT / "harness"
 LAYERS = {
     "core": set(),
     "ops": {"core"},
-    "cases": {"core", "ops"},
-    "judging": {"core"},
+    "oracles": {"core"},
+    "cases": {"core", "ops", "oracles"},
+    "judging": {"core", "oracles"},
     "evidence": {"core"},
-    "running": {"core", "ops", "cases", "judging", "evidence"},
+    "running": {"core", "ops", "cases", "oracles", "judging", "evidence"},
     "versions": {"core", "evidence"},
-    "validation": {"core", "ops", "cases", "judging", "evidence", "versions"},
-    "fuzz": {"core", "ops", "cases", "judging", "evidence", "running"},
-    "native": {"core", "ops", "cases", "judging", "evidence", "running", "fuzz"},
+    "validation": {"core", "ops", "cases", "oracles", "judging", "evidence", "versions"},
+    "fuzz": {"core", "ops", "cases", "oracles", "judging", "evidence", "running"},
+    "native": {"core", "ops", "cases", "oracles", "judging", "evidence", "running", "fuzz"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
 }
 

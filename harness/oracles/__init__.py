@@ -1,111 +1,62 @@
-"""The oracles, listed once in ORACLES: what each checks, in which contexts it
-runs, the MLX-side function that measures it, how the validator re-checks
-what it recorded, and whether its failure alone confirms a defect.
+"""The oracles: one module each, listed once in ORACLES, in priority order (a
+finding is named after the first oracle that flags it). A module holds its
+table row (ORACLE: what it checks, in which contexts it runs, whether its
+failure alone confirms a defect), its measuring function measure(trial, call)
+-> [check] (MLX imported inside, through bridge.py), its offline recheck(check,
+ctx) -> (reasons, new check) and, for an oracle whose findings show only under
+its transform, its reproducer fragment (base.Repro).
 
 Contexts: "run" (catalog, corpus and scenario files through `run`, `replay`
 and `native`), "fuzz" (the fuzzer), "gate" (both builds of a patch gate), and
 "validator" (the validator re-checks the row's records offline).
 
-Adding an oracle is one row here (or in a plugin module's ORACLES, named in
-$MLX_VJPCHECK_PLUGINS) and one measuring function; the runner, the fuzzer,
-the gate and the validator read this table and name no oracle themselves.
+Adding an oracle is one module here and its line in ORACLES (with its import),
+or a row in a plugin module's ORACLES (named in $MLX_VJPCHECK_PLUGINS): the
+runner, the fuzzer, the gate, the validator and the reproducers read this
+table and name no oracle themselves.
+
+Support modules, no oracle: base (the row, the reproducer fragment, the
+trial), bridge (the MLX bridge), recheck (what the rechecks share), transforms
+(what the transform oracles share), directions (the random directions).
+Everything imports numpy alone at its top level.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 from ..core.plugins import PluginError, modules as plugin_modules
-from . import rechecks
+from . import (backward_twice, compile, exact_zero, fd_elementwise, finite_differences, forward_mode,
+               jvp_consistency, metamorphic, reference, refusal, second_order, vjp_exception, vmap)
+from .base import CONTEXTS, Oracle, Repro, Trial  # noqa: F401  (the row's type, for plugins)
 
-CONTEXTS = ("run", "fuzz", "gate", "validator")
+ORACLES = (
+    vjp_exception,
+    reference,
+    exact_zero,
+    refusal,
+    compile,
+    vmap,
+    second_order,
+    forward_mode,
+    fd_elementwise,
+    metamorphic,
+    finite_differences,
+    backward_twice,
+    jvp_consistency,
+)
 
-
-@dataclass(frozen=True)
-class Oracle:
-    # Identity: the name findings and signatures use, and one line for people.
-    name: str
-    summary: str
-    # The `kind` of the checks it makes (unique across rows: a check's kind names its oracle).
-    kinds: tuple
-    # Contexts that run it; "validator" when its records are re-checked offline.
-    where: tuple
-    # "module:attr" of measure(trial) -> [check] on the MLX side (running/oracles.py);
-    # None: measured by running/execute.py itself (the VJP's own exception, recorded as the
-    # record's error; an error input's refusal).
-    measure: str | None
-    # How the validator re-derives one of its checks: recheck(check, ctx) -> (reasons, new check).
-    recheck: Callable | None
-    # Its failure alone makes a finding; the others need a confirming oracle to agree.
-    confirms: bool
-
-    def __post_init__(self):
-        bad = set(self.where) - set(CONTEXTS)
-        if bad:
-            raise ValueError(f"oracle {self.name!r}: unknown contexts {sorted(bad)}")
-        if ("validator" in self.where) != (self.recheck is not None):
-            raise ValueError(f"oracle {self.name!r}: a row re-checked by the validator needs a recheck, "
-                             "and only such a row has one")
-
-    def runs_in(self, context: str) -> bool:
-        return context in self.where
-
-
-R = ".running.oracles"
+BUILT_IN = tuple(m.ORACLE for m in ORACLES)
 
 # What a first-order executor shows (the native C++ suite; an in-process first-order
 # check): a tag an op says only a transform oracle reveals (OpInfo.revealed_by) is not
 # expected of it.
-FIRST_ORDER = ("vjp_exception", "reference", "exact_zero", "refusal", "fd_elementwise")
-
-# Priority order: a finding is named after the first oracle that flags it.
-BUILT_IN = (
-    Oracle("vjp_exception", "the VJP raised (or the process died) where the forward succeeded",
-           (), ("run", "fuzz", "gate"), None, None, confirms=True),
-    Oracle("reference", "MLX against the float64 reference: forward, every gradient, loss, H @ 1",
-           ("reference",), ("run", "fuzz", "gate", "validator"), f"{R}:reference",
-           rechecks.reference, confirms=True),
-    Oracle("exact_zero", "exact zeros wherever the float64 reference is exactly zero (exact ops, float32)",
-           ("exact_zero",), ("fuzz", "validator"), f"{R}:exact_zero", rechecks.self_consistent,
-           confirms=True),
-    Oracle("refusal", "an error input (OpInfo.error_inputs), which MLX's forward refuses, is refused by the "
-                      "VJP too (a crash there is the record's own); one VJP an error input, everywhere",
-           ("refusal",), ("run", "fuzz", "gate", "validator"), None, rechecks.self_consistent, confirms=True),
-    Oracle("compile", "mx.compile of the VJP against the float64 reference (status: compile raises where "
-                      "eager works); not in run: each new fused CPU kernel is a g++ -O3 build (2-3 s, "
-                      "cached under $TMPDIR/mlx/<version>/cpu), about 150 for a cold catalog run (3 min)",
-           ("compile",), ("fuzz", "gate", "validator"), f"{R}:compiled", rechecks.transformed,
-           confirms=True),
-    Oracle("vmap", "mx.vmap of the VJP over two examples (cotangents g and -2 g, operands stacked) against "
-                   "the float64 reference of each (status: vmap raises where the forward maps); one batched "
-                   "call, everywhere",
-           ("vmap",), ("run", "fuzz", "gate", "validator"), f"{R}:vmapped", rechecks.transformed,
-           confirms=True),
-    Oracle("second_order", "the VJP of the VJP along a random u: H u and J u against float64 differences of "
-                           "the hand-written reference VJP and forward (status: second order raises where "
-                           "first order works); eight reference VJPs a call, everywhere",
-           ("second_order",), ("run", "fuzz", "gate", "validator"), f"{R}:second_order",
-           rechecks.directional, confirms=True),
-    Oracle("forward_mode", "mx.jvp along a random u against the float64 directional derivative of the "
-                           "reference (no JVP rule in MLX: not applicable, noted); eight forwards, everywhere",
-           ("forward_mode",), ("run", "fuzz", "gate", "validator"), f"{R}:forward_mode",
-           rechecks.directional, confirms=True),
-    Oracle("fd_elementwise", "elementwise central differences through MLX's own forward (fd_step)",
-           ("fd",), ("run", "gate", "validator"), f"{R}:fd_elementwise", rechecks.finite_differences,
-           confirms=False),
-    Oracle("metamorphic", "the call under its equivalent params (sorted flag off) gives the same gradients",
-           ("metamorphic",), ("fuzz", "validator"), f"{R}:metamorphic", rechecks.self_consistent,
-           confirms=False),
-    Oracle("finite_differences", "v^T J u by one central difference along a random direction (multilinear ops)",
-           ("fd_directional",), ("fuzz", "validator"), f"{R}:fd_directional", rechecks.self_consistent,
-           confirms=False),
-    Oracle("backward_twice", "a second VJP of the same call gives the same gradients",
-           ("twice",), ("fuzz", "validator"), f"{R}:backward_twice", rechecks.self_consistent,
-           confirms=False),
-    Oracle("jvp_consistency", "<J u, v> from mx.jvp equals <u, J^T v> from the VJP",
-           ("jvp",), ("fuzz", "validator"), f"{R}:jvp_consistency", rechecks.self_consistent,
-           confirms=False),
-)
+FIRST_ORDER = tuple(o.name for o in BUILT_IN if o.first_order)
+# What `failing` names besides oracles: the record has an error, its process died, the
+# build did not run it.
+OUTCOMES = ("error", "crashed", "missing")
+# What a patch is held to for the ops in its scope (judging/gate_rules.py): the
+# first-order oracles, which check the gradient rules themselves, and the outcomes.
+# Findings of the others (second order, vmap, compile, forward mode) on both builds are
+# defects of other rules: listed, not blamed. For regressions every oracle counts.
+HELD = FIRST_ORDER + OUTCOMES
 
 _TABLE: list = []
 
@@ -139,3 +90,40 @@ def confirming() -> tuple:
 def of_kind(kind: str):
     """The row that makes checks of this kind (None for an unknown kind)."""
     return next((o for o in table() if kind in o.kinds), None)
+
+
+def of_check(check: dict):
+    """The row that made a recorded check (a check without a kind is the reference's)."""
+    return of_kind(check.get("kind", "reference"))
+
+
+def _named(checks, which) -> set:
+    """The oracles that made the checks `which` selects (an unknown kind by its own name)."""
+    rows = ((of_check(c), c) for c in checks or () if which(c))
+    return {row.name if row else str(c.get("kind")) for row, c in rows}
+
+
+def failing(rec: dict | None) -> list:
+    """What a record fails, sorted: the oracles whose checks fail, and "error" (it has
+    an error, or a status that is no pass with no failed check), "crashed" (its process
+    died), "missing" (the build did not run it). The one answer for the gate's rules
+    (the held set above), the judge's findings and the fuzzer's records."""
+    if rec is None:
+        return ["missing"]
+    out = _named(rec.get("checks"), lambda c: not c.get("passed"))
+    if rec.get("status") == "crashed":
+        out.add("crashed")
+    elif rec.get("error"):
+        out.add("error")
+    if rec.get("status") not in (None, "pass") and not out:
+        out.add("error")
+    return sorted(out)
+
+
+def judged_by(rec: dict | None) -> list:
+    """The oracles whose checks are in a record, passed or not (vjp_exception when the
+    VJP raised), in table order."""
+    if not rec:
+        return []
+    named = _named(rec.get("checks"), lambda c: True) | ({"vjp_exception"} if rec.get("error") else set())
+    return [o for o in names() if o in named]
