@@ -276,7 +276,8 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
     fallback = FALLBACK.format(plain=fragment.plain.format(**fields) if fragment else "", **fields)
     prelude = PRELUDE.format(
         inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=wrt, expression=expression,
-        rule=info_rule(s), how=fragment.how if fragment else "", want=", ".join(f'"{k}": {literal(v)}' for k, v in want.items()))
+        rule=info_rule(s), how=fragment.how if fragment else "",
+        want=", ".join(f'"{k}": {literal(v)}' for k, v in want.items()))
     compare = COMPARE.format(
         close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=exact_zero.REPRO_NOTE if exact else "",
         exact_test=exact_zero.REPRO_TEST if exact else "", codes=f"({present} if bad else {absent_code})",

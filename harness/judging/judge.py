@@ -73,11 +73,9 @@ def failures(s, checks: list, error: str | None) -> tuple:
     out = []
     if error is not None:
         out.append({"oracle": "vjp_exception", "gradient": "vjp", "kind": error_kind(error), "check": None})
-    for c in checks:
-        if not c["passed"]:
-            row = oracles.of_check(c)
-            out.append({"oracle": row.name if row else "unknown", "gradient": _gradient(c, row, s.wrt),
-                        "kind": _value_kind(c, row), "check": c["name"]})
+    for row, c in oracles.failed(checks):
+        out.append({"oracle": row.name if row else "unknown", "gradient": _gradient(c, row, s.wrt),
+                    "kind": _value_kind(c, row), "check": c["name"]})
     rank = {o: i for i, o in enumerate(oracles.names())}
     return tuple(sorted(out, key=lambda f: (f["check"] != "forward", rank.get(f["oracle"], len(rank)))))
 

@@ -97,20 +97,19 @@ def of_check(check: dict):
     return of_kind(check.get("kind", "reference"))
 
 
-def _named(checks, which) -> set:
-    """The oracles that made the checks `which` selects (an unknown kind by its own name)."""
-    rows = ((of_check(c), c) for c in checks or () if which(c))
-    return {row.name if row else str(c.get("kind")) for row, c in rows}
+def failed(checks) -> list:
+    """(its oracle's row, or None for an unknown kind; the check) for each failed check."""
+    return [(of_check(c), c) for c in checks or () if not c.get("passed")]
 
 
 def failing(rec: dict | None) -> list:
     """What a record fails, sorted: the oracles whose checks fail, and "error" (it has
     an error, or a status that is no pass with no failed check), "crashed" (its process
-    died), "missing" (the build did not run it). The one answer for the gate's rules
-    (the held set above), the judge's findings and the fuzzer's records."""
+    died), "missing" (the build did not run it). The gate's rules read it (with the
+    held set above); the judge's findings take `failed` for the same answer per check."""
     if rec is None:
         return ["missing"]
-    out = _named(rec.get("checks"), lambda c: not c.get("passed"))
+    out = {row.name if row else str(c.get("kind")) for row, c in failed(rec.get("checks"))}
     if rec.get("status") == "crashed":
         out.add("crashed")
     elif rec.get("error"):
@@ -125,5 +124,6 @@ def judged_by(rec: dict | None) -> list:
     VJP raised), in table order."""
     if not rec:
         return []
-    named = _named(rec.get("checks"), lambda c: True) | ({"vjp_exception"} if rec.get("error") else set())
+    named = {getattr(of_check(c), "name", None) for c in rec.get("checks") or ()}
+    named |= {"vjp_exception"} if rec.get("error") else set()
     return [o for o in names() if o in named]
