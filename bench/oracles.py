@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mlx_vjpcheck.cases import catalog  # noqa: E402
-from mlx_vjpcheck.core import opinfo, references  # noqa: E402
-from mlx_vjpcheck.judging import oracles  # noqa: E402
+from mlx_vjpcheck.core import references  # noqa: E402
+from mlx_vjpcheck import oracles  # noqa: E402
 from mlx_vjpcheck.running import devices, execute, runner  # noqa: E402
 from mlx_vjpcheck.cases import expected as expect  # noqa: E402
 
@@ -54,7 +54,7 @@ def _instrument() -> None:
         out = []
         for row in oracles.in_context(trial.context):
             if row.measure is not None:
-                out += _timed(ORACLE, row.name, opinfo.resolve(row.measure))(trial, call)
+                out += _timed(ORACLE, row.name, row.measure)(trial, call)
         return out
     execute._oracle_checks = rows
 

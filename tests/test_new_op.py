@@ -1,11 +1,12 @@
 """Adding an op is one new module plus one registration line; adding an oracle
-is one ORACLES row plus one measuring function.
+is one new module plus one line in harness/oracles/__init__.py's ORACLES.
 
 The test does exactly that on a copy of the package: it writes
 harness/ops/toy_rows.py (row gather whose custom VJP assigns instead of adding,
-the bug class of seed 001) and adds "toy_rows" to ops.MODULES; it adds the
-row of a toy oracle (the VJP is linear in the cotangent: J^T(2g) = 2 J^T g)
-to judging/oracles.py and its function to running/oracles.py. Then the op is
+the bug class of seed 001) and adds "toy_rows" to ops.MODULES; it writes
+harness/oracles/linearity.py, a toy oracle (the VJP is linear in the
+cotangent: J^T(2g) = 2 J^T g: its row, its measuring function, its recheck)
+and adds it to oracles.ORACLES (its name in the import line too). Then the op is
 listed by the catalog, failed by the runner where rows repeat and passed where
 they do not, found by the fuzzer with a reproducer that says so; the toy
 oracle's checks are in `run`'s results, and the validator re-checks them (a
@@ -82,19 +83,24 @@ TOY = textwrap.dedent('''
                   rule="dA[l] = sum of G_q over q with idx_q = l", scenarios=scenarios, strategy=fuzz_case),)
 ''')
 
-ROW = ('    Oracle("linearity", "the VJP is linear in the cotangent: J^T(2g) = 2 J^T g", ("linearity",),\n'
-       '           ("run", "fuzz", "gate", "validator"), f"{R}:linearity", rechecks.self_consistent,\n'
-       '           confirms=False),\n')
+ORACLE = textwrap.dedent('''
+    """linearity: the VJP is linear in the cotangent, J^T (2 g) = 2 J^T g."""
+    from ..core import checks
+    from . import bridge, recheck
+    from .base import Oracle
 
-FUNCTION = textwrap.dedent('''
 
-    def linearity(t, call) -> list:
+    def measure(t, call) -> list:
         """J^T (2 g) against 2 J^T g, from a fresh VJP with the doubled cotangent."""
         if not t.grads:
             return []
-        _, doubled = execute.Call(t.s).vjp(2 * t.cotangent)
-        return [checks.compare(f"linear:{n}", doubled[n], 2 * t.grads[n], *_tol(t), kind="linearity")
+        _, doubled = bridge.Call(t.s).vjp(2 * t.cotangent)
+        return [checks.compare(f"linear:{n}", doubled[n], 2 * t.grads[n], *t.tol(), kind="linearity")
                 for n in t.s.wrt]
+
+
+    ORACLE = Oracle("linearity", "the VJP is linear in the cotangent: J^T(2g) = 2 J^T g", ("linearity",),
+                    ("run", "fuzz", "gate", "validator"), measure, recheck.self_consistent, confirms=False)
 ''')
 
 
@@ -116,12 +122,12 @@ def package(tmp_path_factory):
     before = init.read_text().count("\n")
     _add_line(init, '    "gather_family",\n', '    "toy_rows",\n')
     assert init.read_text().count("\n") == before + 1
-    table = src / "harness" / "judging" / "oracles.py"   # the row goes last in BUILT_IN
-    text = table.read_text()
-    assert text.count(")\n\n_TABLE: list = []") == 1
-    table.write_text(text.replace(")\n\n_TABLE: list = []", ROW + ")\n\n_TABLE: list = []"))
-    with open(src / "harness" / "running" / "oracles.py", "a") as fh:
-        fh.write(FUNCTION)
+    (src / "harness" / "oracles" / "linearity.py").write_text(ORACLE)
+    oracles = src / "harness" / "oracles" / "__init__.py"   # its line goes last in ORACLES
+    before = oracles.read_text().count("\n")
+    _add_line(oracles, "from . import (", "linearity, ")   # the import names it (on the same line)
+    _add_line(oracles, "    jvp_consistency,\n", "    linearity,\n")
+    assert oracles.read_text().count("\n") == before + 1
     return src
 
 

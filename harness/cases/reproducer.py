@@ -14,7 +14,8 @@ general machinery stays in the harness, not in the script.
 
 A finding under a transform (`transform`: "second_order", "vmap",
 "forward_mode", "compile") performs that transform on the one MLX call the
-way the harness's oracle does (running/oracles.py) and compares with the
+way the harness's oracle does (its module in harness/oracles/, which holds
+the script's fragment) and compares with the
 float64 values of the same quantity (cases/expected.py: H u and J u along a
 literal direction u, -2 g for vmap's second example); the transform raising
 where the plain VJP (for vmap: the mapped forward) works is "defect present",
@@ -36,7 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import checks, layout, numeric, opinfo, references
+from .. import oracles
+from ..core import checks, layout, opinfo
+from ..oracles import directions, exact_zero
 from . import expected as expected_mod
 
 ALLOWED_IMPORTS = {"mlx", "numpy", "math", "itertools", "functools"}
@@ -70,7 +73,8 @@ except Exception as e:
     sys.exit(print("cannot test: the forward raised", e) or 125)
 '''
 
-# What MLX gives, as the dict `got` (keys in `want`'s order), for each transform.
+# What MLX gives, as the dict `got` (keys in `want`'s order): the plain VJP, the forward
+# alone, and each transform oracle's own (its module's Repro.measure).
 MEASURE = {
     "": '''try:
     (y,), grads = mx.vjp(f, [{wrt}], [g])
@@ -83,40 +87,17 @@ except Exception as e:
 except Exception as e:
     sys.exit(print(f"VERDICT: defect present (the forward raised {{type(e).__name__}}: {{e}})") or {present})
 ''',
-    "second_order": '''u = [{direction}]
-h = lambda {wrt}, g: sum(mx.sum(mx.real(mx.conj(d) * x)) for d, x in zip(u, mx.vjp(f, [{wrt}], [g])[1]))   # <u, J^T g>
-try:
-    mx.eval(got := dict(zip(want, mx.grad(h, argnums=list(range({arity})))({wrt}, g))))
-except Exception as e:
-{fallback}''',
-    "vmap": '''batch, cots = [mx.stack([x, x]) for x in ({wrt},)], mx.stack([g, ({scale} * g).astype(g.dtype)])
-try:   # each output of the mapped VJP (the forward, then each gradient) for examples 0 and 1
-    res = mx.vmap(lambda *a: (lambda o: [*o[0], *o[1]])(mx.vjp(f, list(a[:-1]), [a[-1]])))(*batch, cots)
-    mx.eval(got := dict(zip(want, [r[k] if r.shape[:1] == (2,) else r for r in res for k in (0, 1)])))
-except Exception as e:
-{fallback}''',
-    "forward_mode": '''u = [{direction}]
-try:
-    (y,), (ju,) = mx.jvp(f, [{wrt}], u)
-    mx.eval(got := {{"jvp:forward": ju}})
-except Exception as e:
-    sys.exit(print("cannot test: MLX has no JVP here:", e) or 125)
-''',
-    "compile": '''try:
-    res = mx.compile(lambda *a: (lambda o: [*o[0], *o[1]])(mx.vjp(f, list(a[:-1]), [a[-1]])))({wrt}, g)
-    mx.eval(got := dict(zip(want, res)))
-except Exception as e:
-{fallback}''',
 }
-# Where the transform raised: the plain form that must work for it to be the transform's fault.
-PLAIN = {"second_order": "mx.vjp(f, [{wrt}], [g])", "vmap": "mx.vmap(f)(*batch)",
-         "compile": "mx.compile(f)({wrt})"}
 FALLBACK = '''    try:   # the transform's fault only where the call works without it
         mx.eval({plain})
     except Exception as e2:
         sys.exit(print("cannot test: without the transform it raises too:", e2) or 125)
     sys.exit(print(f"VERDICT: defect present ({transform} raised {{type(e).__name__}}: {{e}})") or {present})
 '''
+# The oracles whose findings the script shows only under that oracle's transform, by name:
+# a first-order script of such a finding prints "defect absent".
+FRAGMENTS = {o.name: o.repro for o in oracles.BUILT_IN if o.repro is not None}
+MEASURE.update({name: r.measure for name, r in FRAGMENTS.items()})
 TRANSFORMS = tuple(MEASURE)
 
 COMPARE = '''have = {{name: {have} for name, x in got.items()}}
@@ -151,15 +132,10 @@ if os.environ.get("REPRO_CHILD") != "1":
 
 '''
 HANG_RUNS, HANG_TIMEOUT_S = 8, 20
-# The harness's run-context choices (judging/rechecks.py, which this stage does not import;
-# tests/cases/test_reproducers.py holds them equal): the direction's seed, vmap's second cotangent.
-DIRECTION_SEED, VMAP_SCALE = 2, -2.0
 HAVE_REAL = "np.array(x.astype(mx.float32), dtype=np.float64)"
 HAVE_COMPLEX = "np.array(x.astype(mx.complex64 if x.dtype == mx.complex64 else mx.float32))"
 CLOSE = "have[name].shape == w.shape and np.allclose(have[name], w, rtol={rtol!r}, atol={atol!r}, equal_nan=True)"
 AGREE = "|MLX - rule| <= atol + rtol |rule|, NaN matches NaN"
-EXACT_NOTE = "; zeros exact"
-EXACT_TEST = ' and (name == "forward" or not np.any(have[name][w == 0] != 0))'
 
 
 class NotReproducible(ValueError):
@@ -268,7 +244,7 @@ def _body_of(text: str) -> str:
 
 def render(s, *, title: str, description: str = "", exact: bool = False, isolate: bool = False,
            expected: dict | None = None, transform: str = "", hang: bool = False,
-           direction_seed: int = DIRECTION_SEED, absent: str = "absent") -> str:
+           direction_seed: int = directions.DIRECTION_SEED, absent: str = "absent") -> str:
     """The reproducer of bound scenario `s` (a plain VJP objective). `exact`: zeros
     of the rule must be exact zeros (a finding of the exact-zero oracle); `isolate`:
     run MLX in a child process (a finding where the process died); `expected`: the
@@ -293,24 +269,27 @@ def render(s, *, title: str, description: str = "", exact: bool = False, isolate
                        ISOLATE if isolate else "")
     call, expression = _call(s)
     wrt = ", ".join(_var(n) for n in s.wrt)
-    fields = dict(wrt=wrt, present=present, arity=len(s.wrt) + 1, scale=_num(VMAP_SCALE), transform=transform,
+    fragment = FRAGMENTS.get(transform)
+    fields = dict(fragment.fields if fragment else (), wrt=wrt, present=present, arity=len(s.wrt) + 1,
+                  transform=transform,
                   direction=", ".join(_direction(s, direction[n]) for n in s.wrt) if direction else "")
-    fallback = FALLBACK.format(plain=PLAIN.get(transform, "").format(**fields), **fields)
+    fallback = FALLBACK.format(plain=fragment.plain.format(**fields) if fragment else "", **fields)
     prelude = PRELUDE.format(
         inputs="\n".join(_inputs(s)), cotangent=_cotangent(s, exp), wrt=wrt, expression=expression,
-        rule=info_rule(s), how=HOW.get(transform, ""), want=", ".join(f'"{k}": {literal(v)}' for k, v in want.items()))
+        rule=info_rule(s), how=fragment.how if fragment else "",
+        want=", ".join(f'"{k}": {literal(v)}' for k, v in want.items()))
     compare = COMPARE.format(
-        close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=EXACT_NOTE if exact else "",
-        exact_test=EXACT_TEST if exact else "", codes=f"({present} if bad else {absent_code})",
+        close=CLOSE.format(rtol=rtol, atol=atol), agree=AGREE, exact_note=exact_zero.REPRO_NOTE if exact else "",
+        exact_test=exact_zero.REPRO_TEST if exact else "", codes=f"({present} if bad else {absent_code})",
         absent=json.dumps(absent),   # a Python string literal too (escapes, ASCII only)
         have=HAVE_COMPLEX if cplx else HAVE_REAL)
     return head + call + prelude + MEASURE[transform].format(fallback=fallback, **fields) + compare
 
 
-# Oracles (judging/oracles.py) whose findings the script shows only under that oracle's
-# transform: a first-order script of such a finding prints "defect absent".
-ORACLE_TRANSFORMS = ("second_order", "vmap", "forward_mode", "compile")
-DIRECTED = ("second_order", "forward_mode")   # their checks record the seed of u (one seed for both)
+ORACLE_TRANSFORMS = tuple(FRAGMENTS)
+# The kinds of check that record the seed of u (one seed for them all: forward mode and
+# second order share their direction).
+DIRECTED = tuple(k for o in oracles.BUILT_IN if o.repro is not None and o.repro.directed for k in o.kinds)
 # A fuzz finding's script where MLX agrees with the rule: what the fuzzer saw, and why one
 # clean run is not a fix (a defect that reads memory it does not own can depend on what ran
 # before it in the process: the fuzzer's worker had run other calls first).
@@ -326,7 +305,7 @@ def finding_options(oracle: str, kind: str, record: dict) -> dict:
     script and the validator that writes it again."""
     opts = {"exact": oracle == "exact_zero", "isolate": kind.startswith("crash"),
             "absent": NOT_SHOWN.format(seen=_one_line(_seen(oracle, record)))}
-    if oracle in ORACLE_TRANSFORMS:
+    if oracle in FRAGMENTS:
         opts["transform"] = oracle
         seeds = [c["seed"] for c in record.get("checks") or [] if c.get("kind") in DIRECTED and "seed" in c]
         if seeds:
@@ -345,12 +324,6 @@ def _seen(oracle: str, record: dict) -> str:
     return f"{c.get('name')} fail: {c.get('error') or c.get('reason')}"[:160]
 
 
-# What the expected values are of, where it is not the plain forward and VJP (the rule's comment).
-HOW = {"second_order": "\n# second order: the gradient of <u, J^T g> is H u (the operands) and J u (the cotangent)",
-       "vmap": f"\n# vmap over two examples: the cotangent g, then {VMAP_SCALE:g} g (the VJP is linear in g)",
-       "forward_mode": "\n# forward mode: mx.jvp along u gives J u"}
-
-
 def info_rule(s) -> str:
     return s.info.rule or "(see the op's float64 reference)"
 
@@ -367,25 +340,11 @@ def _expected(s, expected) -> dict:
 
 def _wanted(s, exp: dict, transform: str, seed: int) -> tuple:
     """({check name: float64 values}, the direction u or None) for what the script measures."""
-    grads = {f"grad:{n}": exp["grad:" + n] for n in s.wrt}
-    if transform in ("", "compile"):
-        prefix = "compile:" if transform else ""
-        return {f"{prefix}forward": exp["forward"], **{prefix + k: v for k, v in grads.items()}}, None
+    if transform in FRAGMENTS:
+        return FRAGMENTS[transform].wanted(s, exp, seed)
     if transform == "forward":
         return {"forward": exp["forward"]}, None
-    if transform == "vmap":   # the forward does not depend on the cotangent; the gradients are linear in it
-        return {f"vmap:{k}#{i}": v * (VMAP_SCALE if i and k != "forward" else 1.0)
-                for k, v in {"forward": exp["forward"], **grads}.items() for i in (0, 1)}, None
-    u = references.direction(s, seed)
-    if transform == "forward_mode":
-        return {"jvp:forward": expected_mod.directional(s, u)}, u
-    hu = expected_mod.hvp(s, expected_mod.cotangent(s, exp["forward"]), u)
-    want = {f"second:{n}": hu[n] for n in s.wrt}
-    try:   # J u where the reference decides it (as the oracle: else no cotangent check)
-        want["second:cotangent"] = expected_mod.directional(s, u)
-    except numeric.ReferenceUndecided:
-        pass
-    return want, u
+    return {"forward": exp["forward"], **{f"grad:{n}": exp["grad:" + n] for n in s.wrt}}, None
 
 
 def _direction(s, u) -> str:

@@ -117,6 +117,13 @@ def _as_array(x) -> np.ndarray:
     return arr.astype(np.complex128) if _is_complex(arr) else np.asarray(x, dtype=np.float64)
 
 
+def same_values(a, b) -> bool:
+    """Values equal exactly, NaN equal to NaN: what a repeat measurement, a replay
+    and a recorded copy of a check are compared by."""
+    a, b = _as_array(a), _as_array(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
 def _complex_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`a` as complex when it is the [re, im] pair form of complex `b`'s shape."""
     if _is_complex(a) or not _is_complex(b):

@@ -2,7 +2,7 @@
 forward (numpy only): the inputs as MLX holds them, the cotangent, the VJP, the
 transform oracles' references, and the half-precision tolerance model's term
 counts. cases/expected.py builds the expected values from these; the validator's
-re-checks (judging/rechecks.py) re-derive the transform and precision values
+re-checks (harness/oracles/) re-derive the transform and precision values
 from them, so both sides run the same arithmetic.
 
 The reference is fed the numbers MLX holds (core/tensors.py `as_seen`: a

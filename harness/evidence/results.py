@@ -10,7 +10,7 @@ from collections import Counter
 from ..core import checks, jsonio
 
 # /3: scenarios as op-agnostic call records (scenario/3), each record names its context
-# and its checks' kinds name their oracles (judging/oracles.py). /2 and /1 are refused.
+# and its checks' kinds name their oracles (harness/oracles/). /2 and /1 are refused.
 SCHEMA = "mlx-vjpcheck/results/3"
 OLD_SCHEMAS = ("mlx-vjpcheck/results/1", "mlx-vjpcheck/results/2")
 TOLERANCE_RULE = ("exact shape; where expected is finite: observed finite and |observed - expected| "

@@ -15,7 +15,9 @@ import numpy as np
 
 from ..cases import expected
 from ..core import draw, jsonio, numeric, verdict
-from ..judging import judge, oracles
+from .. import oracles
+from ..judging import judge
+from ..oracles import bridge
 from ..running import execute
 
 
@@ -64,9 +66,9 @@ def probe(s, device: str, on_stage=None) -> Outcome:
         return Outcome(s, "invalid", reason=f"the float64 reference rejects the inputs: {e}"[:500])
     (on_stage or (lambda name, done: None))("forward", [])
     try:
-        execute.Call(s).forward()
+        bridge.Call(s).forward()
     except Exception as e:   # MLX rejects the call itself
-        return Outcome(s, "invalid", reason=f"forward raised {execute.error_text(e)}")
+        return Outcome(s, "invalid", reason=f"forward raised {bridge.error_text(e)}")
     return Outcome(s, "pass")
 
 
@@ -103,23 +105,10 @@ def jsonable(exp: dict) -> dict:
     return {k: np.asarray(v).tolist() for k, v in exp.items()}
 
 
-def judged_by(record: dict | None) -> list:
-    """The oracles whose checks are in a record (vjp_exception when the VJP raised)."""
-    if not record:
-        return []
-    names = set()
-    for c in record.get("checks") or []:
-        row = oracles.of_kind(c.get("kind", "reference"))
-        names.add(row.name if row else "reference")
-    if record.get("error"):
-        names.add("vjp_exception")
-    return [o for o in oracles.names() if o in names]
-
-
 def to_json(o: Outcome, compact: bool = False) -> dict:
     """compact: leave out the record (a passing case's values are never written)."""
     return {"status": o.status, "record": None if compact else o.record, "failures": o.failures,
-            "reason": o.reason, "oracles": judged_by(o.record),
+            "reason": o.reason, "oracles": oracles.judged_by(o.record),
             # complex values as [re, im] pairs, the files' form (a reproducer recomputes them)
             "expected": None if compact or o.expected is None else jsonio.complex_pairs(o.expected)}
 

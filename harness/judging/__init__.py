@@ -1,13 +1,10 @@
-"""How a call is judged (numpy only): the table of oracles, the one judging
-policy, and the validator's re-checks.
+"""How a call is judged (numpy only): the one judging policy and the gate's rules.
 
-  oracles   ORACLES: one row per oracle (what it checks, where it runs, the
-            MLX-side function that measures, how the validator re-checks it,
-            whether its failure alone confirms a defect)
-  judge     judge(): checks + error -> status, failures, confirmation, signature;
-            the same function for `run`, the fuzzer, the gate and the validator
-  rechecks  the validator's re-derivations, one per kind of recheck
+  judge       judge(): checks + error -> status, failures, confirmation, signature;
+              the same function for `run`, the fuzzer, the gate and the validator
+  gate_rules  the gate's verdict rules over comparison rows
+  mlx_test_rules  the rules over MLX test outcomes the gate and the validator share
 
-The measuring functions need MLX, so rows name them as "module:attr" strings
-(harness/running/oracles.py); everything here imports numpy alone.
+The oracles themselves (their table, measurements and rechecks) are the stage
+below this one, harness/oracles/.
 """

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import oracles
 from ..core import verdict
-from . import oracles
+from ..oracles.base import plain_gradient
 
 DIED = re.compile(r"^process died during the (\w+) stage \(([^)]*)\)")
 
@@ -47,13 +48,11 @@ def error_kind(error: str) -> str:
     return f"exception-{head.strip()}" + (f"-{tag.group(1)}" if tag else "")
 
 
-def _value_kind(check: dict) -> str:
+def _value_kind(check: dict, row) -> str:
     if check.get("error"):   # a transform that raised where the plain VJP worked
         return error_kind(check["error"])
-    if check["kind"] == "exact_zero":
-        return "unselected-nonzero"
-    if check["kind"] == "refusal":
-        return "accepts-refused-input"
+    if row is not None and row.symptom:
+        return row.symptom
     if check.get("observed_shape") != check.get("expected_shape"):
         return "shape"
     # Non-finite values count as wrong values: garbage read from outside an
@@ -61,39 +60,22 @@ def _value_kind(check: dict) -> str:
     return "wrong-value"
 
 
-def _gradient(check: dict, wrt) -> str:
-    """Which derivative a failed check is about: forward, grad-<operand>, the
-    second-order ones (hvp-<operand>, hvp-cotangent), jvp, a transform's status,
-    or the joint one."""
-    name = check["name"]
-    head, _, rest = name.partition(":")
-    rest = rest.split("#")[0]
-    if name == "forward" or (head in ("compile", "vmap") and rest == "forward"):
-        return "forward"
-    if head in ("compile", "vmap") and rest.startswith("grad:"):
-        return "grad-" + rest[5:]
-    if head in ("compile", "vmap", "second") and rest in ("status", "batch"):
-        return head + "-" + rest
-    if head == "second":
-        return "hvp-" + rest
-    if name == "jvp:forward":
-        return "jvp"
-    if head == "refusal":
-        return "vjp"
-    if name.startswith(("fd:directional", "jvp:")) or name == "twice:vjp":
-        return "+".join(wrt)
-    return "grad-" + rest if ":" in name else name
+def _gradient(check: dict, row, wrt) -> str:
+    """Which derivative a failed check is about, as its oracle reads its names:
+    forward, grad-<operand>, the second-order ones (hvp-<operand>, hvp-cotangent),
+    jvp, a transform's status, or the joint one."""
+    if row is not None and row.gradient is not None:
+        return row.gradient(check, wrt)
+    return plain_gradient(check["name"])
 
 
 def failures(s, checks: list, error: str | None) -> tuple:
     out = []
     if error is not None:
         out.append({"oracle": "vjp_exception", "gradient": "vjp", "kind": error_kind(error), "check": None})
-    for c in checks:
-        if not c["passed"]:
-            row = oracles.of_kind(c.get("kind", "reference"))
-            out.append({"oracle": row.name if row else "unknown", "gradient": _gradient(c, s.wrt),
-                        "kind": _value_kind(c), "check": c["name"]})
+    for row, c in oracles.failed(checks):
+        out.append({"oracle": row.name if row else "unknown", "gradient": _gradient(c, row, s.wrt),
+                    "kind": _value_kind(c, row), "check": c["name"]})
     rank = {o: i for i, o in enumerate(oracles.names())}
     return tuple(sorted(out, key=lambda f: (f["check"] != "forward", rank.get(f["oracle"], len(rank)))))
 

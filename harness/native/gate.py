@@ -689,7 +689,7 @@ def comparison(entries, runs: dict, units: list, oracles=None) -> dict:
     """One row per scenario either build ran: its op, both statuses, whether a pristine
     build is expected not to pass it, where it came from, and whether the regression
     corpus counts it in the patch's scope (rows out of it carry the reason). `oracles`:
-    what the builds' executor checks (the C++ suite: judging.oracles.FIRST_ORDER); a
+    what the builds' executor checks (the C++ suite: oracles.FIRST_ORDER); a
     catalog scenario's defect class that only another oracle shows is not expected of it."""
     by = {v: {r["scenario"]: r for r in runs[v].records} for v in VARIANTS}
     rows = []
@@ -994,7 +994,7 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
                     "stages": list(gate.stages)}}
     failing_by = out["gate"]["failing"] = {}
     reruns = out["gate"]["scenario_reruns"] = {}
-    from ..judging.oracles import FIRST_ORDER
+    from ..oracles import FIRST_ORDER
     # The defect classes that bite on each expected defect (conditional tags resolved): all
     # of them, and those the first-order oracles show (what the verdict holds a patch to:
     # a scenario once the patch fixes each of those classes; overall()).
@@ -1014,7 +1014,7 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         runs = {v: results[("native", v)][0] for v in VARIANTS}
         out["native_results"] = {v: native_suite.results_for(scenarios, runs[v], {}, f"native-{v}")
                                  for v in VARIANTS}
-        from ..judging.oracles import FIRST_ORDER
+        from ..oracles import FIRST_ORDER
         comp = comparison(entries, runs, list(gate.touched), FIRST_ORDER)
         comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
         out["native_comparison"] = comp

@@ -1,159 +1,29 @@
 """Run one scenario through MLX and judge it: the one path every context takes.
 
 `measure(s, device, context)` computes the float64 expected values, runs the
-MLX forward and VJP, then every oracle of the context (judging/oracles.py)
+MLX forward and VJP, then every oracle of the context (harness/oracles/)
 on what it saw; `judging.judge` gives the verdict. `run` is the catalog's
 form (a scenario that cannot be judged is an error record), the fuzzer's
 engine the fuzz form (it is an invalid case). Generic over the op registry
 and the oracle table: nothing here names an op or an oracle.
 
-The only module of the running stage that imports mlx (lazily: `_mx()`),
-besides the ops' calls and the oracles' measuring functions.
-
-Complex calls (complex64 operands, complex128 references) follow MLX's
-convention, which MLX does not document; on 0.32.4 it is (tests/running/
-test_transforms.py holds it): the VJP of f at z with cotangent g is the real
-gradient of L = Re sum(conj(g) * f(z)), packed as dL/dRe z + i dL/dIm z, the
-conjugate-Wirtinger form PyTorch returns (2 dL/d conj(z)), not JAX's
-conjugate of it. For a holomorphic f that is conj(f'(z)) * g; the gradient of
-|z|^2 is 2 z. mx.jvp is the plain pushforward, f'(z) u.
+MLX is reached through the bridge (harness/oracles/bridge.py), which imports
+it lazily, as every oracle's measuring function does.
 """
 from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import oracles
 from ..cases import expected
-from ..core import checks, layout, numeric, opinfo
-from ..judging import judge, oracles
-
-MX_DTYPES = ("float32", "float16", "bfloat16", "float64", "complex64")
-MX_COMPLEX = ("complex64",)
-
-
-def _mx():
-    import mlx.core as mx
-    return mx
-
-
-def host(values: np.ndarray, dtype: str) -> np.ndarray:
-    """Values as handed to mx.array for `dtype`: float32 (MLX rounds on to half
-    precision itself), float64 and complex64 as they are (core/tensors.py as_seen
-    is the same path in numpy)."""
-    if dtype == "float64":
-        return np.asarray(values, dtype=np.float64)
-    if dtype in MX_COMPLEX or np.iscomplexobj(values):
-        return np.asarray(values, dtype=np.complex128).astype(np.complex64)
-    return np.asarray(values, dtype=np.float64).astype(np.float32)
-
-
-def to_mlx(t, dtype=None):
-    """Evaluated storage first, then the views: MLX gets a real view onto it."""
-    mx = _mx()
-    dtype = dtype or t.dtype
-    store = mx.array(host(layout.storage(t, np.float64), dtype), dtype=getattr(mx, dtype))
-    mx.eval(store)
-    for view in t.views:
-        store = layout.apply_view(store, view, xp=mx)
-    return store
-
-
-def array(values, dtype: str):
-    """A numpy array as an MLX array of `dtype`, the way operands are converted."""
-    mx = _mx()
-    return mx.array(host(values, dtype), dtype=getattr(mx, dtype))
-
-
-def to_numpy(x) -> np.ndarray:
-    mx = _mx()
-    if x.dtype == mx.complex64:
-        return np.array(x).astype(np.complex128)
-    if x.dtype in (mx.bfloat16, mx.float16):
-        x = x.astype(mx.float32)
-    return np.array(x, dtype=np.float64)
-
-
-def dtype_name(x) -> str:
-    """An MLX array's dtype as the scenario schema names it ("float32", ...)."""
-    return str(x.dtype).rsplit(".", 1)[-1]
-
-
-def error_text(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}".replace("\n", " ")[:500]
-
-
-class Call:
-    """The scenario's MLX call as a function of its differentiated operands.
-    Integer operands are handed over as int64 numpy arrays (the call converts
-    them as MLX wants); floating ones as MLX arrays, views applied."""
-
-    def __init__(self, s, params=None):
-        self.s, self.info = s, s.info
-        self.params = s.params if params is None else params
-        self.fn = opinfo.resolve(self.info.mlx_call)
-        ints = self.info.integer_operands
-        self.operands = {n: (layout.logical(t, np.int64) if n in ints else to_mlx(t))
-                         for n, t in s.operands.items()}
-        self.primals = [self.operands[n] for n in s.wrt]
-
-    def __call__(self, *diff):
-        return self.fn(dict(self.operands, **dict(zip(self.s.wrt, diff))), self.params)
-
-    def pair_loss(self, *diff):
-        y = self(*diff)
-        y = y.reshape((-1,) + tuple(y.shape[-2:]))
-        return 0.5 * ((y[0] - y[1]) ** 2).sum()
-
-    def cotangent(self, cot: np.ndarray):
-        """The cotangent as MLX takes it: in the call's dtype, complex where the
-        output is (a real output of a complex call takes a float32 cotangent)."""
-        dtype = self.s.dtype
-        if np.iscomplexobj(cot) and dtype not in MX_COMPLEX:
-            dtype = "complex64"
-        elif not np.iscomplexobj(cot) and dtype in MX_COMPLEX:
-            dtype = "float32"
-        return array(cot, dtype)
-
-    def vjp(self, cot: np.ndarray):
-        """(forward, {operand: gradient}) as float64 (complex128) numpy."""
-        mx = _mx()
-        (y,), grads = mx.vjp(self, self.primals, [self.cotangent(cot)])
-        mx.eval(y, *grads)
-        return to_numpy(y), {n: to_numpy(g) for n, g in zip(self.s.wrt, grads)}
-
-    def forward(self) -> np.ndarray:
-        y = self(*self.primals)
-        _mx().eval(y)
-        return to_numpy(y)
-
-
-@dataclass(frozen=True)
-class Trial:
-    """What every oracle may look at: the scenario, the reference's expected
-    values, the cotangent, and what MLX gave (forward, gradients, and every
-    observed value by its check name: forward, grad:*, loss, hvp:*, no_vjp);
-    the half-precision accumulation records by check name (cases/expected.py).
-    An oracle that does not apply to the call says why in `notes` (the
-    record's `not_applicable`); `memo` holds values two oracles share."""
-    s: object
-    context: str
-    expected: dict
-    cotangent: np.ndarray
-    forward: np.ndarray
-    grads: dict
-    observed: dict
-    seed: int = 0
-    acc: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)
-    memo: dict = field(default_factory=dict)
-
-    def note(self, oracle: str, reason: str) -> list:
-        """Record that `oracle` does not apply here, and why; no checks."""
-        self.notes.append({"oracle": oracle, "reason": str(reason)[:300]})
-        return []
+from ..core import checks, numeric
+from ..judging import judge
+from ..oracles import refusal
+from ..oracles.base import Trial
+from ..oracles.bridge import Call, error_text, mx as _mx, to_numpy  # noqa: F401  (execute.Call: the tests' name)
 
 
 class Unjudgeable(Exception):
@@ -265,35 +135,14 @@ def _refusal(s, device: str, context: str, stage, t0) -> dict:
     else:
         raise AcceptedErrorInput(s.name)
     stage("vjp", [])
-    rec["checks"] = [dict(_vjp_refusal(s, call, y), forward_error=refused)]
+    rec["checks"] = [dict(refusal.vjp_refused(s, call, y), forward_error=refused)]
     return _finish(s, rec, t0)
-
-
-def _vjp_refusal(s, call, y) -> dict:
-    """refusal:vjp: observed 1 when the VJP raised (or could not be built), against 1."""
-    mx = _mx()
-    try:
-        if call is None:
-            raise ValueError("the call cannot be built")
-        cot = call.cotangent(layout.logical(s.cotangent)) if s.cotangent is not None else \
-            mx.ones(y.shape if y is not None else (), dtype=y.dtype if y is not None else getattr(mx, s.dtype))
-        _, grads = mx.vjp(call, call.primals, [cot])
-        mx.eval(grads)
-    except Exception:
-        return checks.compare("refusal:vjp", np.array(1.0), np.array(1.0), 0.0, 0.0, kind="refusal")
-    return checks.compare("refusal:vjp", np.array(0.0), np.array(1.0), 0.0, 0.0, kind="refusal")
 
 
 def _oracle_checks(trial: Trial, call) -> list:
     """Every oracle of the trial's context, in table order."""
     return [c for row in oracles.in_context(trial.context) if row.measure is not None
-            for c in opinfo.resolve(row.measure)(trial, call)]
-
-
-def same_values(a, b) -> bool:
-    """Recorded values equal, NaN equal to NaN (what replay may compare exactly)."""
-    a, b = checks.shaped(a, None), checks.shaped(b, None)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+            for c in row.measure(trial, call)]
 
 
 def mark_determinism(rec: dict, again: dict) -> dict:
@@ -304,7 +153,7 @@ def mark_determinism(rec: dict, again: dict) -> dict:
     for c in rec["checks"]:
         o = second.get(c["name"])
         c["deterministic"] = o is not None and o["passed"] == c["passed"] and (
-            c["passed"] or same_values(o["observed"], c["observed"]))
+            c["passed"] or checks.same_values(o["observed"], c["observed"]))
     if rec.get("error") is not None:
         rec["error_deterministic"] = again.get("error") == rec["error"]
     return rec

@@ -31,10 +31,9 @@ import numpy as np
 FORMAT = 5   # the layout of the cached files (a change rebuilds them)
 # What else a catalog record's rechecks re-derive, kept beside the expected values
 # under these names: the direction-dependent values of the second-order and
-# forward-mode oracles along the direction a `run` record's seed gives (the trial
-# seed 0 plus the salt), and the half-precision accumulation bound. A record with
-# another seed, or a scenario not byte for byte the catalog's, is recomputed.
-RUN_SEED = 0
+# forward-mode oracles along the direction a `run` record's seed gives
+# (oracles/directions.py DIRECTION_SEED), and the half-precision accumulation bound. A
+# record with another seed, or a scenario not byte for byte the catalog's, is recomputed.
 JU, HU = "@ju", "@hu:"
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -96,9 +95,8 @@ class Table:
 
     def prefill(self, key: str) -> dict:
         """The rechecks' memo for a catalog scenario: what the table already holds."""
-        from ..judging import rechecks
+        from ..oracles.directions import DIRECTION_SEED as seed
         arrays, out = self.expected.get(key) or {}, {}
-        seed = RUN_SEED + rechecks.SECOND_SALT
         if JU in arrays:
             out[("ju", seed)] = arrays[JU]
         hu = {k[len(HU):]: v for k, v in arrays.items() if k.startswith(HU)}
@@ -134,7 +132,7 @@ def _derived(s, exp: dict) -> tuple:
     """(arrays under JU / HU, accumulation records) for one catalog scenario; what the
     reference cannot decide is left out (recomputed per record, where it fails as a check)."""
     from ..core import numeric, references
-    from ..judging import rechecks
+    from ..oracles.directions import DIRECTION_SEED
     arrays, acc = {}, None
     try:
         acc = references.accumulation(s, exp) or None
@@ -142,7 +140,7 @@ def _derived(s, exp: dict) -> tuple:
         pass
     if s.must_refuse or not s.info.has_vjp or s.objective != "vjp":
         return arrays, acc
-    u = references.direction(s, RUN_SEED + rechecks.SECOND_SALT)
+    u = references.direction(s, DIRECTION_SEED)
     try:
         arrays[JU] = np.asarray(references.directional(s, u))
         if s.info.reference_vjp is not None and s.info.second_order:

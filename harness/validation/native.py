@@ -29,7 +29,7 @@ from ..core.scenario import Scenario
 from ..evidence import paths
 from ..evidence.safezip import unsafe_path
 from ..judging import gate_rules
-from ..judging.oracles import FIRST_ORDER
+from ..oracles import FIRST_ORDER
 from ..judging import mlx_test_rules as mlxtests
 from . import catalog_table
 

@@ -17,7 +17,9 @@ from ..cases import bind, expected
 from ..core import checks, verdict
 from ..core.scenario import OBJECTIVES, Scenario
 from ..evidence import results
-from ..judging import judge, oracles, rechecks
+from .. import oracles
+from ..judging import judge
+from ..oracles import recheck
 from . import catalog_table, parallel
 from .groups import Group
 
@@ -25,7 +27,7 @@ from .groups import Group
 # and boolean ones index arrays, codes and masks use.
 DTYPES = ("float32", "float16", "bfloat16", "float64", "complex64", "uint8", "uint16", "uint32", "uint64",
           "int8", "int16", "int32", "int64", "bool")
-agree = rechecks.agree   # recorded vs recomputed float64 values (used by the fuzz and native checks)
+agree = recheck.agree   # recorded vs recomputed float64 values (used by the fuzz and native checks)
 
 
 def _scenario_problems(d: dict) -> list:
@@ -120,7 +122,7 @@ def _forward_ok(by_name: dict, exp: dict, tol: tuple) -> bool:
     if "forward" not in by_name:
         return False
     try:
-        return rechecks.passes(by_name["forward"].get("observed"), exp["forward"], *tol)
+        return recheck.passes(by_name["forward"].get("observed"), exp["forward"], *tol)
     except (TypeError, ValueError):
         return False
 
@@ -134,7 +136,7 @@ def _recheck(c: dict, ctx) -> tuple:
     if c.get("kind") == "reference" and sep and n.isdigit() and base in ctx.expected:
         # a repeat measurement of a reference value (backward twice's grad:x#2): the same rule
         got = row.recheck(dict(c, name=base), ctx)
-        if isinstance(got, rechecks.Pending):
+        if isinstance(got, recheck.Pending):
             return _Renamed(got, c["name"])
         reasons, new = got
         return reasons, dict(new, name=c["name"])
@@ -212,13 +214,13 @@ CHUNK_VALUES = 16_384
 
 def check_records(group, work: list, rc: Recomputer, strict=True, keep=False) -> list:
     """check_record for each (where, scenario dict, record) of `work`, in order, the
-    comparisons of CHUNK records at a time computed together (rechecks.Batch); what
+    comparisons of CHUNK records at a time computed together (recheck.Batch); what
     check_record returns for each when `keep` (else each is let go at once). An exception
     that escapes a record's checks stops them all where it stopped them one at a time."""
     out, k = [], 0
     with np.errstate(all="ignore"):   # forged values may overflow; the check fails, quietly
         while k < len(work):
-            batch, plans, stop = rechecks.Batch(), [], None
+            batch, plans, stop = recheck.Batch(), [], None
             while k < len(work) and len(plans) < CHUNK and batch.values < CHUNK_VALUES:
                 try:
                     plans.append(_plan(*work[k], rc, strict, batch))
@@ -259,7 +261,7 @@ def _plan(where, scen_dict, rec, rc, strict, batch) -> _Plan:
     s, exp, prefill, accepted = _accepted_error_input(s, exp, prefill, rec, recorded)
     try:
         by_name = {c["name"]: c for c in recorded}
-        ctx = rechecks.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol), memo=dict(prefill),
+        ctx = recheck.Context(s, exp, rec, by_name, _forward_ok(by_name, exp, ref_tol), memo=dict(prefill),
                                batch=batch)
     except Exception as e:
         return _Plan(where, accepted=accepted, raised=e)
@@ -286,7 +288,7 @@ def _finish(group, plan: _Plan):
         try:
             if isinstance(got, Exception):
                 raise got
-            reasons, new = got.result() if isinstance(got, (rechecks.Pending, _Renamed)) else got
+            reasons, new = got.result() if isinstance(got, (recheck.Pending, _Renamed)) else got
         except Exception as e:   # hostile JSON: a malformed value is a failed check, not a crash
             reasons, new = [f"malformed check ({type(e).__name__}: {e})"], dict(c, passed=False)
         group.item(reasons, f"{where}: {c['name']}")

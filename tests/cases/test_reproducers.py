@@ -27,7 +27,7 @@ from helpers import scripts as script_runs
 from mlx_vjpcheck import ops
 from mlx_vjpcheck.cases import catalog, expected, reproducer
 from mlx_vjpcheck.core import checks
-from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+from mlx_vjpcheck.oracles import FIRST_ORDER
 from mlx_vjpcheck.running import devices, execute
 
 mx = pytest.importorskip("mlx.core")

@@ -12,7 +12,7 @@ import pytest
 from conftest import needs_pinned_mlx
 from helpers import scripts as script_runs
 from mlx_vjpcheck.cases import bind, reproducer
-from mlx_vjpcheck.core import jsonio
+from mlx_vjpcheck.core import jsonio, references
 from mlx_vjpcheck.core.scenario import Scenario
 from mlx_vjpcheck.fuzz import engine, findings
 from mlx_vjpcheck.validation import fuzz as fuzz_validation
@@ -144,7 +144,7 @@ def test_the_direction_is_the_one_the_finding_recorded():
     assert len(seeds) == 1
     opts = reproducer.finding_options("second_order", "wrong-value", f.record)
     assert opts["transform"] == "second_order" and opts["direction_seed"] == seeds.pop()
-    u = reproducer.references.direction(f.scenario_obj(), opts["direction_seed"])
+    u = references.direction(f.scenario_obj(), opts["direction_seed"])
     assert all(reproducer.literal(v) in f.reproducer() for v in u.values())
     # control: a status check raised before recording a direction: the renderer's default
     raised = {"checks": [{"name": "second:status", "kind": "second_order", "passed": False, "error": "E: x"}]}

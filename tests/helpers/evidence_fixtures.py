@@ -26,7 +26,7 @@ from mlx_vjpcheck.core import checks as checks_mod
 from mlx_vjpcheck.core import verdict
 from mlx_vjpcheck.core.scenario import dump_catalog
 from mlx_vjpcheck.evidence import atomic, manifest, results, rundir
-from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+from mlx_vjpcheck.oracles import FIRST_ORDER
 from mlx_vjpcheck.running import environment
 
 ENV = {"python": "3.11.7", "platform": "test-platform", "mlx": None, "numpy": np.__version__,
@@ -56,7 +56,7 @@ def observed(s, wrong: bool) -> dict:
 
 def run_checks(s, exp: dict, obs: dict) -> list:
     """The checks `run` makes (the reference and elementwise-difference oracles)
-    from given observations, as running/oracles.py would from MLX's."""
+    from given observations, as the oracles (harness/oracles/) would from MLX's."""
     tol, fd_tol = checks_mod.tolerance(s.dtype), checks_mod.tolerance(s.dtype, "fd")
     out = [checks_mod.compare(k, obs[k], exp[k], *tol) for k in exp]
     return out + [checks_mod.compare(f"fd:{n}", obs[f"grad:{n}"], obs[f"fd:{n}"], *fd_tol, kind="fd")

@@ -6,7 +6,8 @@ import pytest
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.cases import expected as expect
 from mlx_vjpcheck.core import checks
-from mlx_vjpcheck.judging import judge, oracles
+from mlx_vjpcheck import oracles
+from mlx_vjpcheck.judging import judge
 
 TOL, FD_TOL = checks.tolerance("float32"), checks.tolerance("float32", "fd")
 
@@ -130,6 +131,6 @@ def test_empty_arrays_agree_as_json_keeps_them():
     (2, 0) as [[], []]; both agree with the recomputed array. Negative control: a
     different leading axis, or a non-empty value, does not."""
     import numpy as np
-    from mlx_vjpcheck.judging.rechecks import agree
+    from mlx_vjpcheck.oracles.recheck import agree
     assert agree([], np.zeros((0, 1))) and agree([[], []], np.zeros((2, 0))) and agree([], np.zeros((0,)))
     assert not agree([[], []], np.zeros((3, 0))) and not agree([], np.zeros((1, 0))) and not agree([0.0], np.zeros((0, 1)))

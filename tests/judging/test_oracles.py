@@ -7,7 +7,7 @@ import pytest
 def test_revealed_by_names_transform_oracles_only():
     """A tag an op says only a transform oracle shows names a real oracle outside FIRST_ORDER."""
     from mlx_vjpcheck import ops
-    from mlx_vjpcheck.judging.oracles import FIRST_ORDER, names
+    from mlx_vjpcheck.oracles import FIRST_ORDER, names
     pairs = [(info.name, t, o) for info in ops.registry().values() for t, o in info.revealed_by.items()]
     assert pairs and all(o in names() and o not in FIRST_ORDER for _, _, o in pairs), pairs
 

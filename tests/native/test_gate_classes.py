@@ -3,7 +3,7 @@ C++ suite's records. No MLX build: rows and records written here, the real catal
 from __future__ import annotations
 
 from mlx_vjpcheck.cases import catalog, files
-from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+from mlx_vjpcheck.oracles import FIRST_ORDER
 from mlx_vjpcheck.native import gate as G
 from mlx_vjpcheck.native import suite as native_suite
 

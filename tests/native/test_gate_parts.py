@@ -777,7 +777,7 @@ def test_a_replay_runs_corpus_entries_as_corpus_entries_and_its_comparison_valid
     from types import SimpleNamespace
     from helpers import evidence_fixtures as fx
     from mlx_vjpcheck.evidence import paths
-    from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+    from mlx_vjpcheck.oracles import FIRST_ORDER
     from mlx_vjpcheck.validation import evidence as validator
     ev = fx.native_dir(tmp_path / "gate", corpus=CORPUS)
     fx.edit_json(ev / "environment.json", lambda env: env.update(

@@ -15,7 +15,7 @@ from conftest import ROOT, needs_pinned_mlx
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.native import suite as native_suite
 from mlx_vjpcheck.evidence import results
-from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+from mlx_vjpcheck.oracles import FIRST_ORDER
 from mlx_vjpcheck.core.tensors import index_tensor as idx
 
 NATIVE_OPS = ("gather_mm", "gather_qmm")

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import needs_pinned_mlx
 from helpers import wrong_vjp as W
-from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+from mlx_vjpcheck.oracles import FIRST_ORDER
 from mlx_vjpcheck.ops import conv_general as conv
 
 OP = "conv_general"

@@ -7,6 +7,7 @@ import pytest
 from conftest import needs_pinned_mlx
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.core import opinfo
+from mlx_vjpcheck.oracles import bridge
 from mlx_vjpcheck.running import devices, execute
 
 pytest.importorskip("mlx.core")
@@ -34,7 +35,7 @@ def test_an_accepted_error_input_is_judged_as_a_call(monkeypatch):
     s = _error_input()
     resolve = opinfo.resolve
     original = resolve(s.info.mlx_call)
-    monkeypatch.setattr(execute.opinfo, "resolve",
+    monkeypatch.setattr(bridge.opinfo, "resolve",   # the bridge resolves the op's call
                         lambda path: _widened(original) if path == s.info.mlx_call else resolve(path))
     rec, exp = execute.measure(s, "cpu")
     kinds = {c.get("kind") for c in rec["checks"]}

@@ -8,8 +8,8 @@ import pytest
 from conftest import needs_pinned_mlx, run_cli
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.evidence import results
-from mlx_vjpcheck.judging import oracles
-from mlx_vjpcheck.judging.oracles import FIRST_ORDER
+from mlx_vjpcheck import oracles
+from mlx_vjpcheck.oracles import FIRST_ORDER
 from mlx_vjpcheck.running import runner
 from mlx_vjpcheck.core import scenario as sc
 

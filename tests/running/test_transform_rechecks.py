@@ -1,5 +1,5 @@
 """The validator's re-derivation of the transform, status and precision checks
-(judging/rechecks.py): an honest record re-checks clean; a forged observed
+(harness/oracles/): an honest record re-checks clean; a forged observed
 value, a forged expected value, a forged direction seed, a forged tolerance
 term or a status check without its exception is rejected."""
 import copy
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from mlx_vjpcheck.cases import expected
-from mlx_vjpcheck.judging import oracles, rechecks
+from mlx_vjpcheck import oracles
+from mlx_vjpcheck.oracles import recheck
 from mlx_vjpcheck.running import devices, execute
 
 pytest.importorskip("mlx.core")
@@ -17,7 +18,7 @@ from transform_mutants import case  # noqa: E402
 
 def _context(s, rec):
     exp = expected.expected(s)
-    return rechecks.Context(s, exp, rec, {c["name"]: c for c in rec["checks"]}, True)
+    return recheck.Context(s, exp, rec, {c["name"]: c for c in rec["checks"]}, True)
 
 
 def _recheck(c, ctx):

@@ -1,5 +1,5 @@
 """The validator's fast paths give what the plain ones give: comparisons of many checks
-computed together (core/checks.compare_many, judging/rechecks.Batch), a results file's
+computed together (core/checks.compare_many, oracles/recheck.Batch), a results file's
 check values read as arrays while it is parsed (validation/arrays.py), and the schema
 checker compiled to Python source (validation/schema.py). Each is held to the plain
 computation on ordinary, non-finite, complex, malformed and hostile inputs, and each
@@ -22,7 +22,7 @@ import pytest
 import helpers.evidence_fixtures as fx
 from mlx_vjpcheck.core import checks, jsonio
 from mlx_vjpcheck.evidence import strict, summary
-from mlx_vjpcheck.judging import rechecks
+from mlx_vjpcheck.oracles import recheck
 from mlx_vjpcheck.validation import arrays, parallel, records, schema
 from mlx_vjpcheck.validation.groups import Group
 
@@ -119,16 +119,16 @@ def test_agree_many_gives_agree():
         b = _values(rng, shape)
         a = b + rng.normal(size=shape) * 10.0 ** rng.integers(-16, -9)
         pairs.append((a, b))
-        want.append(rechecks.agree(a, b))
-    assert rechecks._agree_many(pairs) == want
+        want.append(recheck.agree(a, b))
+    assert recheck._agree_many(pairs) == want
     assert True in want and False in want
 
 
 def _immediate(monkeypatch):
-    """rechecks.Batch made to compute each comparison at once (the plain path)."""
-    monkeypatch.setattr(rechecks.Batch, "agree", lambda self, recorded, want: rechecks.agree(recorded, want))
-    monkeypatch.setattr(rechecks.Batch, "compare", lambda self, c, reasons, agreed, request:
-                        rechecks._judged(c, reasons, agreed, checks.compare(*request)))
+    """recheck.Batch made to compute each comparison at once (the plain path)."""
+    monkeypatch.setattr(recheck.Batch, "agree", lambda self, recorded, want: recheck.agree(recorded, want))
+    monkeypatch.setattr(recheck.Batch, "compare", lambda self, c, reasons, agreed, request:
+                        recheck._judged(c, reasons, agreed, checks.compare(*request)))
 
 
 def _tampered(data: dict) -> dict:
@@ -299,10 +299,10 @@ def test_passes_is_compare_passed_check_for_check():
             want = checks.compare(name, observed, expected, atol, rtol)["passed"]
         except Exception as e:
             with pytest.raises(type(e), match=re.escape(str(e))):
-                rechecks.passes(observed, expected, atol, rtol)
+                recheck.passes(observed, expected, atol, rtol)
             seen["raise"] += 1
             continue
-        assert rechecks.passes(observed, expected, atol, rtol) is want
+        assert recheck.passes(observed, expected, atol, rtol) is want
         seen[want] += 1
     assert all(seen.values()), seen   # negative control: passing, failing and raising requests all met
 

@@ -1,16 +1,10 @@
-"""The validator's re-derivations of a recorded check (numpy only), one per
-kind of recheck an ORACLES row can name:
-
-  reference           expected values re-derived from the float64 reference
-                      (they must agree with the recorded ones), the check recomputed
-  finite_differences  observed must be the recorded gradient (expected holds the
-                      differences through MLX's forward); where MLX's forward is right the differences
-                      must also land on the reference gradient
-  self_consistent     the check recomputed from its own recorded values and rule
-  transformed         a transform's value (compile, vmap) against the re-derived
-                      reference value it names (vmap's second example: -2 times it)
-  directional         forward mode and second order: J u and H u re-derived along the
-                      direction regenerated from the recorded seed (core/references.py)
+"""What the validator's re-derivations of a recorded check share (numpy only):
+the Context a record's rechecks see, the batch that computes their comparisons
+together, the rules recorded values are held to (agree, verdict_matches), and
+the two rechecks several oracles name: `recompute` (a check against a
+re-derived float64 value) and `self_consistent` (a check with no offline
+reference, recomputed from its own recorded values and rule). Each oracle's
+own recheck lives in its module (harness/oracles/<name>.py).
 
 Each takes (check, ctx) and returns (reasons, recomputed check); `ctx` is a
 Context: the scenario, the recomputed expected values, the whole record.
@@ -29,9 +23,6 @@ import numpy as np
 from ..core import checks, numeric, references
 
 AGREE = 1e-12   # recorded vs recomputed float64 expected values: same maths, same numbers
-VMAP_SCALE = -2.0   # the cotangent of vmap's second example, as a multiple of the scenario's
-SECOND_SALT = 2     # forward mode and second order: direction seed = the trial's seed + this
-STATUS = ":status"   # a transform that raised: observed 1 against expected 0
 
 
 @dataclass(frozen=True)
@@ -60,11 +51,6 @@ def _arr(x) -> np.ndarray:
     if arr.dtype == np.float64:   # already what the conversion below gives
         return arr
     return arr.astype(np.complex128) if arr.dtype.kind == "c" else np.asarray(x, dtype=np.float64)
-
-
-def same(a, b) -> bool:
-    a, b = _arr(a), _arr(b)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
 def passes(observed, expected, atol: float, rtol: float) -> bool:
@@ -226,18 +212,18 @@ def verdict_matches(c: dict, new: dict) -> list:
     return out + _worst_problems(c, new)
 
 
-def _tolerance_problems(c: dict, want: tuple) -> list:
+def tolerance_problems(c: dict, want: tuple) -> list:
     got = (c.get("atol"), c.get("rtol"))
     if got != tuple(want):
         return [f"tolerance (atol, rtol)={got} differs from the table's {tuple(want)}"]
     return []
 
 
-def _kind_problems(c: dict, kind: str) -> list:
+def kind_problems(c: dict, kind: str) -> list:
     return [] if c.get("kind") == kind else [f"kind {c.get('kind')!r} is not {kind!r}"]
 
 
-def _memo(ctx: Context, key, fn):
+def memo(ctx: Context, key, fn):
     """One re-derivation per record and key; ReferenceUndecided is kept as the value."""
     if key not in ctx.memo:
         try:
@@ -249,7 +235,7 @@ def _memo(ctx: Context, key, fn):
 
 def accumulation(ctx: Context) -> dict:
     """The half-precision accumulation records, re-derived from the scenario."""
-    got = _memo(ctx, ("acc",), lambda: references.accumulation(ctx.scenario, ctx.expected))
+    got = memo(ctx, ("acc",), lambda: references.accumulation(ctx.scenario, ctx.expected))
     return {} if isinstance(got, Exception) else got
 
 
@@ -260,15 +246,15 @@ def _acc_problems(c: dict, want) -> list:
     if want is None:
         return []
     same_k = got.get("unit_roundoff") == want["unit_roundoff"] and got.get("depth") == want["depth"]
-    if not (same_k and same(got.get("terms"), want["terms"]) and agree(got.get("magnitude"), want["magnitude"])):
+    if not (same_k and checks.same_values(got.get("terms"), want["terms"]) and agree(got.get("magnitude"), want["magnitude"])):
         return ["recorded accumulation bound differs from the one re-derived from the scenario"]
     return []
 
 
-def _recompute(c: dict, ctx: Context, kind: str, want, acc):
+def recompute(c: dict, ctx: Context, kind: str, want, acc):
     """(reasons, recomputed check), or a Pending of ctx.batch."""
     tol = ctx.tolerance()
-    reasons = _kind_problems(c, kind) + _tolerance_problems(c, tol) + _acc_problems(c, acc)
+    reasons = kind_problems(c, kind) + tolerance_problems(c, tol) + _acc_problems(c, acc)
     recorded = checks.shaped(c.get("expected"), c.get("expected_shape"))
     if ctx.batch is not None:
         agreed = ctx.batch.agree(recorded, want)
@@ -278,98 +264,6 @@ def _recompute(c: dict, ctx: Context, kind: str, want, acc):
     new = checks.compare(c["name"], checks.shaped(c.get("observed"), c.get("observed_shape")), want, *tol,
                          kind=kind, acc=acc)
     return _judged(c, reasons, agreed, new)
-
-
-def reference(c: dict, ctx: Context) -> tuple:
-    name = c["name"]
-    if name not in ctx.expected:
-        return [f"the float64 reference has no value named {name!r}"], dict(c, passed=False)
-    return _recompute(c, ctx, "reference", ctx.expected[name], accumulation(ctx).get(name))
-
-
-def _status_check(c: dict, kind: str) -> tuple:
-    """A transform that raised: observed 1 against expected 0, with the exception kept."""
-    want = checks.compare(c["name"], np.array(1.0), np.array(0.0), 0.0, 0.0, kind=kind)
-    reasons = _kind_problems(c, kind) + verdict_matches(c, want)
-    if not isinstance(c.get("error"), str) or not c["error"]:
-        reasons.append("a status check without the exception text")
-    return reasons, dict(want, error=c.get("error"))
-
-
-def transformed(c: dict, ctx: Context) -> tuple:
-    """compile:<value> and vmap:<value>#<example>: the reference value the name
-    names (example 1 of vmap: gradients times VMAP_SCALE)."""
-    kind, _, rest = c["name"].partition(":")
-    if rest == "status":
-        return _status_check(c, kind)
-    if c["name"] == "vmap:batch":   # a batched result without its batch axis: shapes, recorded as values
-        return self_consistent(c, ctx)
-    key, _, example = rest.partition("#")
-    if key not in ctx.expected or example not in (("0", "1") if kind == "vmap" else ("",)):
-        return [f"{c['name']!r} names no reference value"], dict(c, passed=False)
-    scale = VMAP_SCALE if example == "1" and key != "forward" else 1.0
-    acc = accumulation(ctx).get(key)
-    if acc and scale != 1.0:
-        acc = dict(acc, magnitude=(abs(scale) * np.asarray(acc["magnitude"])).tolist())
-    return _recompute(c, ctx, kind, scale * np.asarray(ctx.expected[key]), acc)
-
-
-def _seed(c: dict) -> int:
-    """The recorded seed of a check's direction (an input choice, like a fuzz case's
-    own seed: any integer is legitimate)."""
-    seed = c.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed {seed!r} is not a non-negative integer")
-    return seed
-
-
-def _direction(ctx: Context, seed: int) -> dict:
-    """The direction regenerated from the seed, once per record."""
-    return _memo(ctx, ("u", seed), lambda: references.direction(ctx.scenario, seed))
-
-
-def directional(c: dict, ctx: Context) -> tuple:
-    """jvp:forward (J u), second:<operand> (H u), second:cotangent (J u), re-derived
-    along the recorded direction; second:status as a status check."""
-    if c["name"] == "second" + STATUS:
-        return _status_check(c, "second_order")
-    try:
-        seed = _seed(c)
-    except (ValueError, TypeError) as e:
-        return [str(e)], dict(c, passed=False)
-    name = c["name"]
-    if name in ("jvp:forward", "second:cotangent"):
-        want = _memo(ctx, ("ju", seed), lambda: references.directional(ctx.scenario, _direction(ctx, seed)))
-    elif name.startswith("second:") and name[7:] in ctx.scenario.wrt:
-        g = references.cotangent(ctx.scenario, ctx.expected["forward"])
-        want = _memo(ctx, ("hu", seed), lambda: references.hvp(ctx.scenario, g, _direction(ctx, seed)))
-        want = want if isinstance(want, Exception) else want[name[7:]]
-    else:
-        return [f"{name!r} names no directional value"], dict(c, passed=False)
-    if isinstance(want, Exception):
-        return [f"the reference cannot decide {name!r} ({want})"], dict(c, passed=False)
-    want_kind = "forward_mode" if name.startswith("jvp:") else "second_order"
-    return _recompute(c, ctx, want_kind, want, None)
-
-
-def finite_differences(c: dict, ctx: Context) -> tuple:
-    name, tol = c["name"], ctx.tolerance("fd")
-    operand = name.split(":", 1)[1] if name.startswith("fd:") else ""
-    if operand not in ctx.scenario.wrt:
-        return [f"{name!r} names no differentiated operand"], dict(c, passed=False)
-    reasons = _kind_problems(c, "fd") + _tolerance_problems(c, tol)
-    grad = ctx.by_name.get(f"grad:{operand}")
-    if grad is None or not same(c.get("observed"), grad.get("observed")):
-        reasons.append(f"observed values are not the recorded grad:{operand} values")
-    fd = c.get("expected")   # the differences MLX's forward gave
-    new = checks.compare(name, checks.shaped(c.get("observed"), c.get("observed_shape")),
-                         checks.shaped(fd, c.get("expected_shape")), *tol, kind="fd")
-    # Central differences of the actual forward follow the maths whenever that
-    # forward is right, so they must land on the reference gradient.
-    if ctx.forward_ok and not passes(fd, ctx.expected[f"grad:{operand}"], *tol):
-        reasons.append("recorded finite differences disagree with the reference gradient "
-                       "although the forward agrees with the reference")
-    return reasons + verdict_matches(c, new), new
 
 
 def self_consistent(c: dict, ctx: Context) -> tuple:
