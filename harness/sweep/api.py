@@ -21,6 +21,7 @@ from typing import Callable
 # Value domains (sweep/corners.py draws from them, its tails and its special points).
 REAL, POSITIVE, UNIT, ABOVE_ONE, NONZERO = "real", "positive", "unit", "above_one", "nonzero"
 SPD, INDEX, BOOL, PROB = "spd", "index", "bool", "probability"
+SIMPLEX = "simplex"   # probabilities along the last axis summing to 1 (a distribution)
 
 
 @dataclass(frozen=True)
@@ -395,7 +396,9 @@ LOSSES = [
     _loss("nn.losses.cross_entropy", lambda f, x, t: f(x, t, reduction="mean"), X, _idx(3, bound=4)),
     _loss("nn.losses.cross_entropy", lambda f, x, t: f(x, t, label_smoothing=0.1, reduction="sum"), X,
           _idx(3, bound=4), variant="smoothing"),
-    _loss("nn.losses.cross_entropy", lambda f, x, t: f(x, t, reduction="none"), X, Arg((3, 4), PROB),
+    # probability targets are distributions: MLX's loss shifts the logits by a stop_gradient max,
+    # which cancels only when each row of targets sums to 1
+    _loss("nn.losses.cross_entropy", lambda f, x, t: f(x, t, reduction="none"), X, Arg((3, 4), SIMPLEX),
           variant="probabilities"),
     _loss("nn.losses.gaussian_nll_loss", lambda f, x, t, v: f(x, t, v, reduction="mean"), X, X,
           Arg((3, 4), POSITIVE)),
@@ -460,11 +463,11 @@ LAYERS = [
     _l("nn.Identity", (), X), _l("nn.Dropout", (0.5,), X, variant="eval", setup=_eval),
     _l("nn.Dropout2d", (0.5,), _a(1, 2, 2, 3), variant="eval", setup=_eval),
     _l("nn.Dropout3d", (0.5,), _a(1, 2, 2, 2, 3), variant="eval", setup=_eval),
-    _l("nn.TransformerEncoderLayer", (8, 2, 16, 0.0), _a(1, 3, 8), None),
-    _l("nn.TransformerDecoderLayer", (8, 2, 16, 0.0), _a(1, 3, 8), _a(1, 4, 8), None, None),
-    _l("nn.TransformerEncoder", (1, 8, 2, 16, 0.0), _a(1, 3, 8), None),
-    _l("nn.TransformerDecoder", (1, 8, 2, 16, 0.0), _a(1, 3, 8), _a(1, 4, 8), None, None),
-    _l("nn.Transformer", (8, 2, 1, 1, 16, 0.0), _a(1, 3, 8), _a(1, 4, 8), None, None, None),
+    _l("nn.TransformerEncoderLayer", (8, 2, 16, 0.0), _a(1, 3, 8), None, kinks=True),
+    _l("nn.TransformerDecoderLayer", (8, 2, 16, 0.0), _a(1, 3, 8), _a(1, 4, 8), None, None, kinks=True),
+    _l("nn.TransformerEncoder", (1, 8, 2, 16, 0.0), _a(1, 3, 8), None, kinks=True),
+    _l("nn.TransformerDecoder", (1, 8, 2, 16, 0.0), _a(1, 3, 8), _a(1, 4, 8), None, None, kinks=True),
+    _l("nn.Transformer", (8, 2, 1, 1, 16, 0.0), _a(1, 3, 8), _a(1, 4, 8), None, None, None, kinks=True),
     _l("nn.QuantizedLinear", (64, 4), _a(2, 64)),
 ]
 

@@ -33,6 +33,9 @@ def draw(arg: api.Arg, rng: np.random.Generator, shape=None) -> np.ndarray:
         return rng.uniform(0.1, 0.8, size=shape) * rng.choice((-1.0, 1.0), size=shape)
     if d == api.ABOVE_ONE:
         return rng.uniform(1.5, 3.0, size=shape)
+    if d == api.SIMPLEX:
+        w = rng.uniform(0.15, 0.85, size=shape)
+        return w / w.sum(axis=-1, keepdims=True) if w.size else w
     if d == api.PROB:
         return rng.uniform(0.15, 0.85, size=shape)
     return _real(rng, shape)   # REAL, NONZERO (|x| >= 0.25 already), SPD (made in the call)
