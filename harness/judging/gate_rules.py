@@ -7,9 +7,10 @@ fails, and the first-order defect tags of the expected defects; numpy only.
 """
 from __future__ import annotations
 
+from ..ops import first_patch
 from . import oracles
 
-TARGET = ("gather_mm", "gather_qmm")   # the ops this project's first patch is about
+TARGET = first_patch()   # the ops this project's first patch is about (OpInfo.first_patch)
 # The oracles a patch is held to for the ops in its scope: the first-order ones, which
 # check the gradient rules themselves. Findings of the others (second order, vmap,
 # compile, forward mode) on both builds are defects of other rules: listed, not blamed.

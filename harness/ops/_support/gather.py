@@ -17,8 +17,6 @@ from ...core.tensors import index_tensor, seeded_ints, tensor
 
 LHS, RHS = "lhs_indices", "rhs_indices"
 SORTED = "sorted_indices"
-# Defect classes that only exist on the sorted fast path of GatherMM/GatherQMM::vjp.
-SORTED_PATH_TAGS = ("left_selection", "broadcast_tail", "quantized_left", "rank2_segments")
 FLAG_VARIANTS = (("sorted", {SORTED: True}), ("unsorted", {SORTED: False}))
 FD_STEP = 1.0 / 16
 
