@@ -52,7 +52,9 @@ class KnownDefect:
     transform oracle that alone shows it ("second_order", "vmap", "forward_mode",
     "compile"): a context that does not run that oracle does not expect it. `fatal`: it
     kills the process (only an isolated worker may run a call it bites). `register`:
-    its ids in harness/cases/defects.json (empty: the one id "<op>__<tag>"). `rule`: the
+    its ids in harness/cases/defects.json (empty: the one id "<op>__<tag>"). `unregistered`:
+    why the class has no register entry at all (a class only the regression corpus holds);
+    it then has corpus entries instead. `rule`: the
     op's tag rule, scenario -> bool, where one function decides which catalog scenarios
     carry the tag (`tag_by_rules` adds it); None where the op's scenarios carry it as
     written."""
@@ -61,6 +63,7 @@ class KnownDefect:
     revealed_by: str = FIRST_ORDER_CHECKS
     fatal: bool = False
     register: tuple = ()
+    unregistered: str = ""
     rule: Callable | None = field(default=None, compare=False)
 
     def problems(self):
@@ -74,10 +77,14 @@ class KnownDefect:
             yield f"known defect {self.tag!r}: fatal must be True or False"
         if not isinstance(self.register, tuple) or not all(isinstance(i, str) for i in self.register):
             yield f"known defect {self.tag!r}: register must be a tuple of register ids"
+        if not isinstance(self.unregistered, str) or (self.unregistered and self.register):
+            yield f"known defect {self.tag!r}: unregistered is the reason it has no register ids"
         if self.rule is not None and not callable(self.rule):
             yield f"known defect {self.tag!r}: rule is not callable"
 
     def register_ids(self, op: str) -> tuple:
+        if self.unregistered:
+            return ()
         return self.register or (f"{op}__{self.tag}",)
 
 
