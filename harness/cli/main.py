@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "replay": "replay",
     "coverage": "coverage",
     "handoff": "handoff",
+    "register": "register",
     "gate": "gate",
 }
 
