@@ -27,7 +27,7 @@ from ._support.views import draw_layout, draw_shape, laid_out
 OP = "full"
 TAG = ("value_scaled",)
 # Where v is all ones the first order is right and only the VJP's own derivative is wrong:
-# a class of its own, which only the second-order oracle shows (OpInfo.revealed_by).
+# a class of its own, which only the second-order oracle shows (its KnownDefect's revealed_by).
 TAG2 = ("value_scaled_second_order",)
 
 
