@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "run": "run",
     "catalog": "catalog",
     "fuzz": "fuzz",
+    "register": "register",
     "versions": "versions",
     "native": "native",
     "bundle": "bundle",
@@ -26,7 +27,6 @@ SUBCOMMANDS = {
     "replay": "replay",
     "coverage": "coverage",
     "handoff": "handoff",
-    "register": "register",
     "gate": "gate",
 }
 
