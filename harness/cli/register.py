@@ -44,8 +44,8 @@ def add_parser(sub, name):
                            description=__doc__.split("\n\n")[0])
     a.add_argument("finding", metavar="FINDING", help="a finding file: findings/<signature>.json of a fuzz output")
     a.add_argument("--class", dest="klass", metavar="NAME",
-                   help="the defect class (lower-case name; default: from the signature's gradient, oracle and "
-                        "kind); a class the op has registered already adds the corpus entry only")
+                   help="the defect class (lower-case name; default: from the signature's oracle and kind); "
+                        "a class the op has registered already adds the corpus entry only")
     a.add_argument("--title", metavar="TEXT", help="one line on what is wrong (default: from the signature)")
     a.add_argument("--out", metavar="DIR",
                    help="write under DIR (empty or absent) instead of into the checkout the package runs from")
@@ -58,24 +58,15 @@ class Finding:
     """A checked finding file: its signature's parts, bound scenario and record."""
 
     def __init__(self, path: Path):
-        self.path = path
+        self.path, self.obj = path, _finding_file(path)
+        self.signature = self.obj["signature"]
+        self.op, self.gradient, self.oracle, self.kind = self.signature.split("__")[:4]
+        self.form = "__".join(self.signature.split("__")[4:])
         try:
-            obj = files.read_json(path)
-        except files.ScenarioFileError as e:
-            raise UsageError(str(e)) from None
-        if not isinstance(obj, dict) or obj.get("schema") != files.FINDING_SCHEMA:
-            raise UsageError(f"{path}: not a fuzz finding (schema {files.FINDING_SCHEMA})")
-        sig = obj.get("signature")
-        if not isinstance(sig, str) or not SIGNATURE.fullmatch(sig) or len(sig.split("__")) < 5:
-            raise UsageError(f"{path}: signature {sig!r} is not op__gradient__oracle__kind__form")
-        self.signature, self.obj = sig, obj
-        self.op, self.gradient, self.oracle, self.kind = sig.split("__")[:4]
-        self.form = "__".join(sig.split("__")[4:])
-        try:
-            (entry,) = files.entries_of(obj, str(path))
+            (entry,) = files.entries_of(self.obj, str(path))
         except (files.ScenarioFileError, UnboundOp) as e:
             raise UsageError(str(e)) from None
-        self.scenario, self.record = entry.scenario, obj.get("record")
+        self.scenario, self.record = entry.scenario, self.obj.get("record")
         self._check()
 
     def _check(self):
@@ -103,6 +94,20 @@ class Finding:
     def default_class(self) -> str:
         words = re.sub(r"[^a-z0-9]+", "_", f"{self.oracle}_{self.kind}".lower()).strip("_")
         return words[:60].rstrip("_")
+
+
+def _finding_file(path: Path) -> dict:
+    """The file's JSON object, a fuzz finding with a well-formed signature (UsageError otherwise)."""
+    try:
+        obj = files.read_json(path)
+    except files.ScenarioFileError as e:
+        raise UsageError(str(e)) from None
+    if not isinstance(obj, dict) or obj.get("schema") != files.FINDING_SCHEMA:
+        raise UsageError(f"{path}: not a fuzz finding (schema {files.FINDING_SCHEMA})")
+    sig = obj.get("signature")
+    if not isinstance(sig, str) or not SIGNATURE.fullmatch(sig) or len(sig.split("__")) < 5:
+        raise UsageError(f"{path}: signature {sig!r} is not op__gradient__oracle__kind__form")
+    return obj
 
 
 # --- what it becomes -------------------------------------------------------------------------

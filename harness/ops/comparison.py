@@ -441,7 +441,8 @@ def _bitwise_expression(params, names) -> str:
 
 
 BITWISE_OP = OpInfo(
-    name="bitwise", known_defects=(KnownDefect(BITWISE_VMAP, revealed_by="vmap"),), summary="bitwise and/or/xor/shifts of the int32 casts, cast back: BitwiseBinary in a graph",
+    name="bitwise", known_defects=(KnownDefect(BITWISE_VMAP, revealed_by="vmap"),),
+    summary="bitwise and/or/xor/shifts of the int32 casts, cast back: BitwiseBinary in a graph",
     operands=("a", "b"), differentiable=("a", "b"), reference=bitwise_reference,
     reference_vjp=bitwise_reference_vjp, exact=True,
     rule="fn(int(a), int(b)) cast back to float is piecewise constant: gradient 0",

@@ -200,7 +200,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="cumprod", known_defects=DEFECTS, summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
+    name="cumprod", known_defects=DEFECTS,
+    summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, mlx_call=".ops.repro.cumprod:mlx_call", call_expression=call_expression,
     primitives=("Scan", "Flatten"), dtypes=("float32", "float16", "bfloat16"), complex=True,

@@ -226,7 +226,8 @@ def draw_values_for(draw, shape):
 
 def _record(t: Transform) -> OpInfo:
     return OpInfo(
-        name=t.name, known_defects=DEFECTS.get(t.name, ()), summary=t.summary, operands=("a",), differentiable=("a",), reference=_reference(t),
+        name=t.name, known_defects=DEFECTS.get(t.name, ()), summary=t.summary, operands=("a",),
+        differentiable=("a",), reference=_reference(t),
         reference_vjp=_reference_vjp(t), multilinear=True, mlx_call=f".ops.repro.fft:{t.name}",
         call_expression=_expression(t), primitives=("FFT", "AsType", "Slice", "SliceUpdate", "Multiply"),
         dtypes=FLOATS, complex=True, scenarios=_scenarios(t), strategy=_strategy(t),

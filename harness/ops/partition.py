@@ -149,7 +149,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="partition", known_defects=(KnownDefect("tie_misroute"), KnownDefect("broadcast_misroute")), summary="mx.partition (Partition): every kth, negative kth, any axis, ties",
+    name="partition", known_defects=(KnownDefect("tie_misroute"), KnownDefect("broadcast_misroute")),
+    summary="mx.partition (Partition): every kth, negative kth, any axis, ties",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, mlx_call=".ops.repro.partition:mlx_call", call_expression=call_expression,
     primitives=("Partition", "GatherAxis", "Reshape"), dtypes=("float32", "float16", "bfloat16"), complex=True,

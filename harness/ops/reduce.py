@@ -422,7 +422,8 @@ def _expression(op: Reduction):
 
 def _record(op: Reduction) -> OpInfo:
     return OpInfo(
-        name=op.name, known_defects=DEFECTS.get(op.name, ()), summary=op.summary, operands=("a",), differentiable=("a",), reference=op.forward,
+        name=op.name, known_defects=DEFECTS.get(op.name, ()), summary=op.summary, operands=("a",),
+        differentiable=("a",), reference=op.forward,
         reference_vjp=lambda inp, g, params: {"a": op.vjp(np.asarray(inp["a"]), np.asarray(g), params)},
         exact=op.exact, multilinear=op.multilinear, mlx_call=f".ops.repro.reduce:{op.call}",
         call_expression=_expression(op), primitives=op.primitives, dtypes=FLOATS, complex=op.complex,
