@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT
 from mlx_vjpcheck import ops
-from mlx_vjpcheck.core.opinfo import OpInfo, OpInfoError
+from mlx_vjpcheck.core.opinfo import KnownDefect, OpInfo, OpInfoError
 
 PKG = ROOT / "harness"
 # Which stage may import which (besides itself). The command line may import anything.
@@ -21,7 +21,8 @@ LAYERS = {
     "ops": {"core"},
     "oracles": {"core"},
     "cases": {"core", "ops", "oracles"},
-    "judging": {"core", "oracles"},
+    # judging reads the ops of the first patch from their records (gate_rules.TARGET)
+    "judging": {"core", "ops", "oracles"},
     "evidence": {"core"},
     "running": {"core", "ops", "cases", "oracles", "judging", "evidence"},
     "versions": {"core", "evidence"},
@@ -172,7 +173,11 @@ def _base():
     (dict(optional_operands=("zz",)), "optional_operands"),
     (dict(optional_operands=("a",)), "optional_operands"),
     (dict(variants=(("sorted", "x"),)), "variants"),
-    (dict(conditional_tags={"t": 1}), "conditional_tags"),
+    (dict(known_defects={"t": 1}), "known_defects"),
+    (dict(known_defects=(KnownDefect("t", when=1),)), "known_defects"),
+    (dict(known_defects=(KnownDefect("t"), KnownDefect("t", fatal=True))), "known_defects"),
+    (dict(known_defects=(KnownDefect("t", revealed_by=2),)), "known_defects"),
+    (dict(first_patch="yes"), "first_patch"),
     (dict(reference=None), "reference"),
     (dict(mlx_call="not a path"), "mlx_call"),
     (dict(strategy="not callable"), "strategy"),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..core import jsonio, resources
 from ..core.scenario import Scenario
-from . import bind, reproducer
+from . import bind, files, reproducer
 
 SCHEMA = "mlx-vjpcheck/defect-register/1"
 PATH = Path(__file__).resolve().parent / "defects.json"
@@ -163,7 +163,18 @@ def dump(defects) -> str:
     return jsonio.dumps({"schema": SCHEMA, "defects": items}, indent=1) + "\n"
 
 
-__all__ = ["Defect", "RegisterError", "load", "table", "dump", "PATH", "SCHEMA", "STATUSES"]
+def known_signatures(defects=None, corpus=None) -> dict:
+    """Fuzz signatures this project has registered -> where: the regression corpus's
+    entries (one per signature) and the register's `fuzz_signature`s. A finding whose
+    signature is not here is new: `mlx-vjpcheck register add` registers it."""
+    out = {d.fuzz_signature: f"register entry {d.id}" for d in (load() if defects is None else defects)
+           if d.fuzz_signature}
+    for e in files.regressions() if corpus is None else corpus:
+        out[e.meta.get("signature")] = f"regression corpus, class {e.meta.get('class')}"
+    return out
+
+
+__all__ = ["Defect", "RegisterError", "load", "table", "dump", "known_signatures", "PATH", "SCHEMA", "STATUSES"]
 
 
 # --- regenerating what the register drives (a maintainer's tool, run from a checkout) ---------

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
+from pathlib import Path
 
 from ..core.errors import UsageError
 from ..evidence import rundir
@@ -121,9 +123,24 @@ def main(args) -> int:
         campaign.write(tmp, result, environment.record([device]))
     if args.shard_index is None:
         terminal.print_fuzz(result, args.out)
+        print_unregistered(result["findings"], args.out)
     if result["campaign"].get("interrupted"):
         return options.interrupted("mlx-vjpcheck fuzz")
     return 1 if result["findings"] else 0
+
+
+def print_unregistered(found, out) -> None:
+    """Each finding whose signature the project has not registered (corpus, register), with
+    the command line that registers it."""
+    from ..cases import register
+    from ..evidence import paths
+    known = register.known_signatures()
+    new = [f.signature for f in found if f.signature not in known]
+    for sig in new:
+        path = shlex.quote(str(Path(out) / paths.FINDINGS_DIR / f"{sig}.json"))
+        print(f"new signature {sig}: register it with  mlx-vjpcheck register add {path}")
+    if found:
+        print(f"{len(found) - len(new)} of {len(found)} signatures are registered already")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "run": "run",
     "catalog": "catalog",
     "fuzz": "fuzz",
+    "register": "register",
     "versions": "versions",
     "native": "native",
     "bundle": "bundle",

@@ -34,6 +34,67 @@ class OpInfoError(ValueError):
     """An inconsistent op record (a programming error in an op module)."""
 
 
+# The oracle of a defect the first-order checks show (reference, finite differences,
+# the VJP's status); any other `revealed_by` names a transform oracle of judging/oracles.py.
+FIRST_ORDER_CHECKS = "first_order"
+
+
+@dataclass(frozen=True)
+class KnownDefect:
+    """A known MLX defect of one op, declared on its record (in the spirit of PyTorch
+    OpInfo's DecorateInfo / expected failures): the register, the regression corpus,
+    the reproducers and the gate are checked against these declarations
+    (tests/cases/test_known_defects.py), so knowledge of a defect has one home.
+
+    `tag`: the scenario defect tag, which is also the class of its register entries.
+    `when`: the param under which it bites ("param": must be truthy, "!param": must be
+    falsy; None: wherever a scenario carries the tag). `revealed_by`: FIRST_ORDER_CHECKS, or the
+    transform oracle that alone shows it ("second_order", "vmap", "forward_mode",
+    "compile"): a context that does not run that oracle does not expect it. `fatal`: it
+    kills the process (only an isolated worker may run a call it bites). `register`:
+    its ids in harness/cases/defects.json (empty: the one id "<op>__<tag>"). `unregistered`:
+    why the class has no register entry at all (a class only the regression corpus holds);
+    it then has corpus entries instead. `rule`: the
+    op's tag rule, scenario -> bool, where one function decides which catalog scenarios
+    carry the tag (`tag_by_rules` adds it); None where the op's scenarios carry it as
+    written."""
+    tag: str
+    when: str | None = None
+    revealed_by: str = FIRST_ORDER_CHECKS
+    fatal: bool = False
+    register: tuple = ()
+    unregistered: str = ""
+    rule: Callable | None = field(default=None, compare=False)
+
+    def problems(self):
+        if not isinstance(self.tag, str) or not _NAME.match(self.tag):
+            yield f"known defect {self.tag!r}: the tag must be a lower-case name"
+        if self.when is not None and not (isinstance(self.when, str) and _NAME.match(self.when.lstrip("!"))):
+            yield f"known defect {self.tag!r}: when={self.when!r} must be a param name, or '!' and one"
+        if not isinstance(self.revealed_by, str) or not _NAME.match(self.revealed_by):
+            yield f"known defect {self.tag!r}: revealed_by={self.revealed_by!r} must name an oracle"
+        if not isinstance(self.fatal, bool):
+            yield f"known defect {self.tag!r}: fatal must be True or False"
+        if not isinstance(self.register, tuple) or not all(isinstance(i, str) for i in self.register):
+            yield f"known defect {self.tag!r}: register must be a tuple of register ids"
+        if not isinstance(self.unregistered, str) or (self.unregistered and self.register):
+            yield f"known defect {self.tag!r}: unregistered is the reason it has no register ids"
+        if self.rule is not None and not callable(self.rule):
+            yield f"known defect {self.tag!r}: rule is not callable"
+
+    def register_ids(self, op: str) -> tuple:
+        if self.unregistered:
+            return ()
+        return self.register or (f"{op}__{self.tag}",)
+
+
+def tag_by_rules(s, defects):
+    """Scenario `s` with the tag of every defect in `defects` whose rule holds for it
+    added, in declaration order (the op's catalog passes its scenarios through this)."""
+    tags = tuple(d.tag for d in defects if d.rule is not None and d.rule(s))
+    return replace(s, defect_tags=tuple(s.defect_tags) + tags) if tags else s
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)   # compared and hashed by identity
 class OpInfo:
     # Identity: the name scenarios use in their `op` field, and one line for listings.
@@ -53,22 +114,17 @@ class OpInfo:
     # (name suffix, params) pair here, e.g. gather_mm's sorted and unsorted
     # calls; () means each scenario appears once, as written.
     variants: tuple = ()
-    # Defect tags whose defect kills the process (a SIGFPE in MLX's kernel, say): the
-    # runner isolates every call anyway; tests that run calls in-process skip these.
-    fatal_tags: tuple = ()
     # Params under which MLX promises the same result (gather_mm: sorted_indices
     # off, the flag being a performance hint): the metamorphic oracle compares.
     equivalent_params: dict = field(default_factory=dict)
-    # Defect tags that bite only under a param: tag -> the param that must be
-    # truthy (gather_mm's sorted-path classes), or "!param": that must be falsy.
-    # Any other tag always bites.
-    conditional_tags: dict = field(default_factory=dict)
-    # Defect tags that only a transform oracle can show (the first-order checks pass
-    # on every scenario they tag): tag -> that oracle's name in judging/oracles.py
-    # ("second_order", "vmap", "forward_mode", "compile"). A context that does not run
-    # the oracle (the native C++ suite, an in-process first-order check) does not
-    # expect the defect; any other tag is shown by the first-order checks.
-    revealed_by: dict = field(default_factory=dict)
+    # The known MLX defects of this op, one KnownDefect each (below): the one place
+    # that says which tag, when it bites, which oracle shows it, whether it kills the
+    # process, and its entries in the defect register. conditional_tags, revealed_by
+    # and fatal_tags are read from them.
+    known_defects: tuple = ()
+    # The ops this project's first patch is about (gather_mm, gather_qmm): the gate
+    # holds all of them once one changes (judging/gate_rules.TARGET).
+    first_patch: bool = False
 
     # The float64 oracle, numpy only: reference(inputs, params) -> Y and
     # reference_vjp(inputs, G, params) -> {operand: gradient}. Without a
@@ -174,12 +230,20 @@ class OpInfo:
                 yield f"field variants: {v!r} is not a (suffix, params) pair"
         if not isinstance(self.equivalent_params, dict):
             yield "field equivalent_params: must be a dict of params"
-        if not isinstance(self.conditional_tags, dict) or not all(
-                isinstance(k, str) and isinstance(p, str) for k, p in self.conditional_tags.items()):
-            yield "field conditional_tags: must map tag names to param names"
-        if not isinstance(self.revealed_by, dict) or \
-                not all(isinstance(k, str) and isinstance(v, str) for k, v in self.revealed_by.items()):
-            yield "field revealed_by: must map tag names to oracle names"
+        yield from self._defect_problems()
+
+    def _defect_problems(self):
+        if not isinstance(self.known_defects, tuple) or \
+                not all(isinstance(d, KnownDefect) for d in self.known_defects):
+            yield "field known_defects: must be a tuple of KnownDefect"
+            return
+        for d in self.known_defects:
+            yield from (f"field known_defects: {p}" for p in d.problems())
+        tags = [d.tag for d in self.known_defects]
+        if len(set(tags)) != len(tags):
+            yield "field known_defects: a tag is declared twice"
+        if not isinstance(self.first_patch, bool):
+            yield "field first_patch: must be True or False"
 
     def _transform_problems(self):
         floats = ("float32", "float16", "bfloat16", "float64")
@@ -200,6 +264,26 @@ class OpInfo:
             yield "field rule: a fuzzed op needs the one-line rule its reproducers quote"
 
     # --- what generic code asks of a record -------------------------------------------------
+
+    # --- what the known defects say, read the ways the stages ask ------------------------
+
+    @property
+    def conditional_tags(self) -> dict:
+        """tag -> the param it bites under ("!param": that must be falsy); any other
+        tag bites wherever a scenario carries it."""
+        return {d.tag: d.when for d in self.known_defects if d.when}
+
+    @property
+    def revealed_by(self) -> dict:
+        """tag -> the transform oracle that alone shows it; any other tag is shown by
+        the first-order checks."""
+        return {d.tag: d.revealed_by for d in self.known_defects if d.revealed_by != FIRST_ORDER_CHECKS}
+
+    @property
+    def fatal_tags(self) -> tuple:
+        """The tags whose defect kills the process: the runner isolates every call
+        anyway; tests that run calls in-process skip these."""
+        return tuple(d.tag for d in self.known_defects if d.fatal)
 
     def catalog_scenarios(self) -> list:
         """Its scenarios, then its error inputs marked must_refuse."""

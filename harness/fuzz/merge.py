@@ -128,7 +128,7 @@ def known_signatures(corpus) -> set:
     return {e.meta.get("signature") or Path(e.source).stem for e in entries}
 
 
-def _detail(rec: dict) -> str:
+def detail_of(rec: dict) -> str:
     """What the record says went wrong, as the corpus's `pristine.detail` words it."""
     if rec.get("error"):
         return str(rec["error"])
@@ -152,7 +152,7 @@ def candidate(f, sources: list, found_in: list) -> dict:
         "class": None,
         "scenario": scenario,
         "pristine": {"mlx": env.get("mlx"), "device": f.device, "status": f.record.get("status"),
-                     "detail": _detail(f.record), "platform": env.get("platform")},
+                     "detail": detail_of(f.record), "platform": env.get("platform")},
         "in_scope": False,
         "out_of_scope_reason": UNTRIAGED,
         "found": {"seeds": sorted({s for s in (x["seed"] for x in found_in) if isinstance(s, int)}),

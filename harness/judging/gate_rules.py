@@ -11,8 +11,9 @@ from __future__ import annotations
 # first-order ones and the outcomes error, crashed, missing): one implementation each, in
 # harness/oracles/, read here by the gate and the validator.
 from ..oracles import HELD, failing  # noqa: F401
+from ..ops import first_patch
 
-TARGET = ("gather_mm", "gather_qmm")   # the ops this project's first patch is about
+TARGET = first_patch()   # the ops this project's first patch is about (OpInfo.first_patch)
 
 
 def changed_ops(*comps, reruns: dict | None = None) -> list:

@@ -18,7 +18,7 @@ import importlib
 
 from ..core.plugins import PLUGINS_ENV, PluginError, modules as plugin_modules
 
-__all__ = ["MODULES", "PLUGINS_ENV", "PluginError", "registry", "get", "names"]
+__all__ = ["MODULES", "PLUGINS_ENV", "PluginError", "registry", "get", "names", "first_patch", "module_of"]
 
 # One line per op module, in listing order.
 MODULES = (
@@ -106,3 +106,20 @@ def get(name: str):
 
 def names() -> list:
     return list(registry())
+
+
+def first_patch() -> tuple:
+    """The ops this project's first patch is about (OpInfo.first_patch), for the gate's
+    scope (judging/gate_rules.TARGET). Built-in ops only: a plugin cannot widen the gate."""
+    modules = [importlib.import_module(f".{m}", __name__) for m in MODULES]
+    return tuple(info.name for m in modules for info in _records_of(m) if info.first_patch)
+
+
+def module_of(name: str) -> str:
+    """The dotted name of the built-in module that declares op `name` ('' for a plugin's op):
+    where `register add` tells a person to declare a new KnownDefect."""
+    for m in MODULES:
+        module = importlib.import_module(f".{m}", __name__)
+        if any(info.name == name for info in _records_of(module)):
+            return module.__name__
+    return ""

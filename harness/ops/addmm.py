@@ -33,7 +33,7 @@ import dataclasses
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints
 from ._support import expression as E
@@ -170,7 +170,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name=OP, revealed_by={JVP_SCALE[0]: "forward_mode"}, summary="mx.addmm (AddMM): alpha and beta, c broadcast, batches, zero K, views, complex",
+    name=OP, known_defects=(KnownDefect(JVP_SCALE[0], revealed_by="forward_mode"), KnownDefect(ZERO_K)),
+    summary="mx.addmm (AddMM): alpha and beta, c broadcast, batches, zero K, views, complex",
     operands=("c", "a", "b"), differentiable=("c", "a", "b"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True, mlx_call=".ops.repro.addmm:mlx_call", call_expression=call_expression,
     primitives=("AddMM", "Broadcast", "Matmul", "Multiply", "Add"),   # complex: matmul, scale, add

@@ -45,7 +45,7 @@ from functools import partial
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support import scatter as S
@@ -178,7 +178,8 @@ def call_expression_of(method):
 def _record(op, pick, method):
     """One record: `pick` names the reduction ("max" or "min"), `method` the .at[] call."""
     return OpInfo(
-        name=op, summary=f"a.at[idx].{method}(v) (Scatter / SliceUpdate {pick.title()}): repeats, slices, no ties",
+        name=op, known_defects=(KnownDefect("array_then_slice"), KnownDefect("tied_duplicates")),
+        summary=f"a.at[idx].{method}(v) (Scatter / SliceUpdate {pick.title()}): repeats, slices, no ties",
         operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
         optional_operands=S.INDEX_OPERANDS, reference=S.reference_of(pick),
         reference_vjp=S.reference_vjp_of(pick), exact=True,

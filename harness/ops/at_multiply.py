@@ -33,7 +33,7 @@ import numpy as np
 from dataclasses import replace
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.tensors import hashed_ints, tensor
 from ._support import scatter as S
 from ._support import expression as E
@@ -192,7 +192,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (
-    OpInfo(name="at_multiply", summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
+    OpInfo(name="at_multiply", known_defects=(KnownDefect(COMPLEX_TAG),),
+           summary="a.at[key].multiply / divide with int and slice keys (SliceUpdate Prod)",
            operands=("a", "v"), differentiable=("a", "v"), reference=reference, reference_vjp=reference_vjp,
            exact=True, mlx_call=".ops.repro.at_multiply:mlx_call", call_expression=call_expression,
            primitives=("SliceUpdate", "Multiply", "Divide", "Broadcast", "ExpandDims"),

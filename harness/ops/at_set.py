@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, tensor
 from ._support import scatter as S
@@ -131,7 +131,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (complex_op(OpInfo(
-    name="at_set", summary="out[idx] = v (Scatter, no reduction): rows, columns, points; repeats",
+    name="at_set", known_defects=(KnownDefect("array_then_slice"), KnownDefect("duplicate_writes")),
+    summary="out[idx] = v (Scatter, no reduction): rows, columns, points; repeats",
     operands=("a", "v") + S.INDEX_OPERANDS, differentiable=("a", "v"), integer_operands=S.INDEX_OPERANDS,
     optional_operands=S.INDEX_OPERANDS,
     reference=S.reference_of("set"), reference_vjp=S.reference_vjp_of("set"), exact=True, multilinear=True,

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import tensor
 from ._support import expression as E
@@ -283,7 +283,8 @@ def call_expression_of(row):
 
 def opinfo(row: Binary) -> OpInfo:
     return OpInfo(
-        name=row.name, summary=f"mx.{row.call}: the {row.primitives[0]} primitive, broadcasting, table-driven",
+        name=row.name, known_defects=(KnownDefect(row.complex_defect),) if row.complex_defect else (),
+        summary=f"mx.{row.call}: the {row.primitives[0]} primitive, broadcasting, table-driven",
         operands=("a", "b"), differentiable=("a", "b"), reference=reference_of(lambda p: row),
         reference_vjp=reference_vjp_of(lambda p: row), exact=row.exact, multilinear=row.multilinear,
         rule=row.rule, mlx_call=f"{REPRO}:{row.name}_call", call_expression=call_expression_of(row),
@@ -323,7 +324,7 @@ DIVMOD = OpInfo(
     mlx_call=f"{REPRO}:divmod_call",
     call_expression=lambda params, names: f"mx.divmod({names['a']}, {names['b']})[{int(params.get('part', 1))}]",
     scenarios=divmod_scenarios, strategy=divmod_fuzz_case, primitives=("DivMod", "Broadcast"), dtypes=FLOATS,
-    conditional_tags={DIVMOD_REMAINDER: "part"})
+    known_defects=(KnownDefect(DIVMOD_REMAINDER, when="part"),))
 
 
 OPS = tuple(opinfo(row) for row in BINARY) + (DIVMOD,)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, seeded_ints, tensor
 from ._support import expression as E
@@ -236,7 +236,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="block_masked_mm",
+    name="block_masked_mm", known_defects=(KnownDefect(SHARED_MASKED),),
     summary="mx.block_masked_mm (BlockMaskedMM): out and operand tile masks, block 32 / 64",
     operands=("a", "b") + MASKS, differentiable=("a", "b"), integer_operands=MASKS,
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,

@@ -52,7 +52,7 @@ import numpy as np
 
 from ..core import draw as D
 from ..core import layout
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import integer_tensor, tensor
 from ._support import elementwise as W
@@ -348,7 +348,9 @@ def call_expression_of(row: Compare):
 
 def opinfo(row: Compare) -> OpInfo:
     return OpInfo(
-        name=row.name, revealed_by={NOT_EQUAL_VMAP: "vmap", EQUAL_NAN_VMAP: "vmap"}, summary=f"{row.condition.format(a='a', b='b')}: inside where(., a, -b) and on its own",
+        name=row.name, known_defects=tuple(KnownDefect(t, revealed_by="vmap")   # both only under vmap
+                                           for t in (row.b_alone_defect, row.nan_defect) if t),
+        summary=f"{row.condition.format(a='a', b='b')}: inside where(., a, -b) and on its own",
         operands=("a", "b"), differentiable=("a", "b"), optional_operands=("b",) if row.unary else (),
         reference=reference_of(row), reference_vjp=reference_vjp_of(row), exact=True, rule=row.rule,
         mlx_call=f"{REPRO}:{row.name}_call", call_expression=call_expression_of(row),
@@ -439,7 +441,8 @@ def _bitwise_expression(params, names) -> str:
 
 
 BITWISE_OP = OpInfo(
-    name="bitwise", revealed_by={BITWISE_VMAP: "vmap"}, summary="bitwise and/or/xor/shifts of the int32 casts, cast back: BitwiseBinary in a graph",
+    name="bitwise", known_defects=(KnownDefect(BITWISE_VMAP, revealed_by="vmap"),),
+    summary="bitwise and/or/xor/shifts of the int32 casts, cast back: BitwiseBinary in a graph",
     operands=("a", "b"), differentiable=("a", "b"), reference=bitwise_reference,
     reference_vjp=bitwise_reference_vjp, exact=True,
     rule="fn(int(a), int(b)) cast back to float is piecewise constant: gradient 0",

@@ -16,13 +16,12 @@ The MLX call is ops/repro/conv_general.py.
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo, tag_by_rules
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support import expression as E
@@ -118,7 +117,7 @@ VJP_RAISES = "dilated_input_vjp_raises"  # input_dilation > 1, stride > 1 and pa
 # Found by the vmap oracle: without dilations, flip or groups, dw comes from
 # conv_weight_backward_patches, which cuts the padded input into windows with as_strided;
 # AsStrided has no vmap rule, so the mapped VJP raises while the mapped forward works
-# (tagged by rule, `tags_of`, wherever w is differentiated on that path).
+# (tagged by rule, `on_patches_path`, wherever w is differentiated on that path).
 VMAP_AS_STRIDED = "vmap_as_strided"
 # dilated_input_dx_shape met by the VJP of a VJP (the dx of a strided call is a convolution
 # with input dilation): only the second-order oracle shows it, hence a class of its own.
@@ -210,16 +209,24 @@ def _defects() -> list:
 
 
 def scenarios() -> list:
-    return [tags_of(s) for s in _one_d() + _two_d() + _defects()]
+    return [tag_by_rules(s, DEFECTS) for s in _one_d() + _two_d() + _defects()]
 
 
-def tags_of(s: Scenario) -> Scenario:
+def on_patches_path(s: Scenario) -> bool:
+    """VMAP_AS_STRIDED's rule: w differentiated on the patches path (no dilation, flip or groups)."""
     geo = geometry(s.params, len(s.operands["x"].shape) - 2)
     patches = (set(geo["input_dilation"]) == set(geo["kernel_dilation"]) == {1} and not geo["flip"]
                and geo["groups"] == 1)
-    if patches and "w" in s.wrt and s.objective == "vjp":
-        return dataclasses.replace(s, defect_tags=tuple(s.defect_tags) + (VMAP_AS_STRIDED,))
-    return s
+    return patches and "w" in s.wrt and s.objective == "vjp"
+
+
+DEFECTS = (
+    KnownDefect(DX_SHAPE),
+    KnownDefect(VJP_RAISES),
+    KnownDefect(DW_SHAPE),
+    KnownDefect(VMAP_AS_STRIDED, revealed_by="vmap", rule=on_patches_path),
+    KnownDefect(DX_SHAPE_SECOND, revealed_by="second_order"),
+)
 
 
 # --- fuzz strategy -------------------------------------------------------------------------
@@ -278,7 +285,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="conv_general", revealed_by={VMAP_AS_STRIDED: "vmap", DX_SHAPE_SECOND: "second_order"},
+    name="conv_general", known_defects=DEFECTS,
     summary="mx.conv_general (Convolution): strides, dilations, groups, flip, asymmetric padding, 1-D/2-D",
     operands=("x", "w"), differentiable=("x", "w"), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True,

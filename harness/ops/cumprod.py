@@ -13,7 +13,7 @@ are therefore where this rule can go wrong: one, two, adjacent, at either
 end, negative zero, and a zero under each flag combination. The MLX call is
 ops/repro/cumprod.py.
 
-Known defects of MLX 0.32.4, tagged by rule (`tags_of`):
+Known defects of MLX 0.32.4, tagged by rule (`has_zero`, `is_complex`):
   zero_second_order  the first-order VJP is right, but its own VJP (second order) is
           NaN wherever a lane holds a zero: the division by x that the first order
           patches with a select still sits in the graph, and its derivative at x = 0 is
@@ -25,13 +25,12 @@ Known defects of MLX 0.32.4, tagged by rule (`tags_of`):
 """
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 from ..core import draw as D
 from ..core import layout
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo, tag_by_rules
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support.lanes import SCAN_FLAGS, flag_name, from_lanes, lanes_to_input, scan_flags, summed, to_lanes
@@ -144,21 +143,25 @@ def complex_scenarios() -> list:
 
 
 def scenarios() -> list:
-    return [tags_of(s) for s in zero_scenarios() + layout_scenarios() + complex_scenarios()]
+    return [tag_by_rules(s, DEFECTS) for s in zero_scenarios() + layout_scenarios() + complex_scenarios()]
 
 
 ZERO_SECOND_ORDER, COMPLEX = "zero_second_order", "complex_scan_conjugate"
 
 
-def tags_of(s: Scenario) -> Scenario:
-    """The scenario with the classes its operand meets (module text)."""
+def has_zero(s: Scenario) -> bool:
+    """ZERO_SECOND_ORDER's rule: a float32 operand with a zero (where second order runs)."""
     a = s.operands["a"]
-    tags = list(s.defect_tags)
-    if a.dtype == "float32" and np.any(layout.logical(a) == 0):
-        tags.append(ZERO_SECOND_ORDER)
-    if a.dtype == "complex64":
-        tags.append(COMPLEX)
-    return dataclasses.replace(s, defect_tags=tuple(tags))
+    return a.dtype == "float32" and bool(np.any(layout.logical(a) == 0))
+
+
+def is_complex(s: Scenario) -> bool:
+    return s.operands["a"].dtype == "complex64"
+
+
+# The classes its operand meets (module text), tagged by these rules.
+DEFECTS = (KnownDefect(ZERO_SECOND_ORDER, revealed_by="second_order", rule=has_zero),
+           KnownDefect(COMPLEX, rule=is_complex))
 
 
 # --- fuzz strategy -------------------------------------------------------------------------
@@ -197,7 +200,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="cumprod", revealed_by={ZERO_SECOND_ORDER: "second_order"}, summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
+    name="cumprod", known_defects=DEFECTS,
+    summary="mx.cumprod (Scan): reverse and inclusive flags, zeros anywhere in a lane",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, mlx_call=".ops.repro.cumprod:mlx_call", call_expression=call_expression,
     primitives=("Scan", "Flatten"), dtypes=("float32", "float16", "bfloat16"), complex=True,

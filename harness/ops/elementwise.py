@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import FIRST_ORDER_CHECKS, KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import as_seen, tensor
 from ._support import expression as E
@@ -348,9 +348,18 @@ def call_expression_of(row: Unary):
     return call_expression
 
 
+def _known_defects(row: Unary) -> tuple:
+    """The row's complex class: abs shows it at second order only (its first derivative is
+    right), sign at first order."""
+    if not row.complex_defect:
+        return ()
+    shown = "second_order" if row.name == "abs" else FIRST_ORDER_CHECKS
+    return (KnownDefect(row.complex_defect, revealed_by=shown),)
+
+
 def opinfo(row: Unary) -> OpInfo:
     return OpInfo(
-        name=row.name, revealed_by={COMPLEX_SIGN: "second_order"} if row.name == "abs" else {},
+        name=row.name, known_defects=_known_defects(row),
         summary=f"mx.{row.call}: the {'/'.join(row.primitives)} primitive, table-driven",
         operands=("a",), differentiable=("a",), reference=reference_of(row),
         reference_vjp=reference_vjp_of(row), exact=row.exact, multilinear=row.multilinear, rule=row.rule,

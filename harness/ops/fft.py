@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints
 from ._support import expression as E
@@ -153,6 +153,8 @@ CAST = ("complex input: the real part is transformed, as MLX documents (\"silent
 # Known defects of MLX 0.32.4: FFT::jvp takes irfftn's default output length 2(m - 1), so
 # for an odd output length the forward-mode tangent is one element short on that axis.
 TAGS = {("irfft", "n_odd"): ("odd_length_jvp",), ("irfftn", "s_padded_truncated"): ("odd_length_jvp",)}
+# Their declaration, on the ops that carry the tag: only the forward-mode oracle shows it.
+DEFECTS = {op: (KnownDefect(tag, revealed_by="forward_mode"),) for (op, _), tags in TAGS.items() for tag in tags}
 
 
 # The inverse and two-axis forms share FFT::vjp's paths with fft and fftn: their first rows
@@ -224,7 +226,8 @@ def draw_values_for(draw, shape):
 
 def _record(t: Transform) -> OpInfo:
     return OpInfo(
-        name=t.name, revealed_by={"odd_length_jvp": "forward_mode"}, summary=t.summary, operands=("a",), differentiable=("a",), reference=_reference(t),
+        name=t.name, known_defects=DEFECTS.get(t.name, ()), summary=t.summary, operands=("a",),
+        differentiable=("a",), reference=_reference(t),
         reference_vjp=_reference_vjp(t), multilinear=True, mlx_call=f".ops.repro.fft:{t.name}",
         call_expression=_expression(t), primitives=("FFT", "AsType", "Slice", "SliceUpdate", "Multiply"),
         dtypes=FLOATS, complex=True, scenarios=_scenarios(t), strategy=_strategy(t),

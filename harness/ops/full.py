@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ._support import expression as E
 from ._support.cases import HALF, case, logical_inputs, retyped
@@ -27,7 +27,7 @@ from ._support.views import draw_layout, draw_shape, laid_out
 OP = "full"
 TAG = ("value_scaled",)
 # Where v is all ones the first order is right and only the VJP's own derivative is wrong:
-# a class of its own, which only the second-order oracle shows (OpInfo.revealed_by).
+# a class of its own, which only the second-order oracle shows (its KnownDefect's revealed_by).
 TAG2 = ("value_scaled_second_order",)
 
 
@@ -80,7 +80,8 @@ def fuzz_case(draw, dtypes=("float32",)) -> Scenario:
 
 
 OPS = (OpInfo(
-    name=OP, revealed_by={TAG2[0]: "second_order"}, summary="mx.full(shape, v) with an array v (Broadcast, Full)", operands=("v",),
+    name=OP, known_defects=(KnownDefect(TAG[0]), KnownDefect(TAG2[0], revealed_by="second_order")),
+    summary="mx.full(shape, v) with an array v (Broadcast, Full)", operands=("v",),
     differentiable=("v",), reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,
     mlx_call=".ops.repro.full:mlx_call",
     call_expression=lambda params, names: E.call("mx.full", E.lit(tuple(params["shape"])), names["v"]),

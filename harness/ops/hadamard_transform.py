@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints, tensor
 from ._support import expression as E
@@ -198,7 +198,8 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="hadamard_transform", summary="mx.hadamard_transform (Hadamard): n = m * 2^k, scale",
+    name="hadamard_transform", known_defects=(KnownDefect(UNTRANSPOSED), KnownDefect(COMPLEX_CAST)),
+    summary="mx.hadamard_transform (Hadamard): n = m * 2^k, scale",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     exact=True, multilinear=True,
     rule="along the last axis y = scale M a with M = H_m kron S_k (n = m 2^k); dx = scale M^T g, "

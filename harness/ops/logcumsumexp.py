@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import draw as D
 from ..core.numeric import ReferenceUndecided
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints
 from ._support import expression as E
@@ -157,7 +157,9 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name=OP, revealed_by={"second_order_zero_cotangent": "second_order"}, summary="mx.logcumsumexp (Scan, LogAddExp): flags, axis None, -inf inputs, signs of g",
+    name=OP, known_defects=(KnownDefect("second_order_zero_cotangent", revealed_by="second_order"),
+                            KnownDefect(COMPLEX_CLASS)),
+    summary="mx.logcumsumexp (Scan, LogAddExp): flags, axis None, -inf inputs, signs of g",
     operands=("a",), differentiable=("a",), reference=reference, reference_vjp=reference_vjp,
     mlx_call=".ops.repro.logcumsumexp:mlx_call", call_expression=call_expression, primitives=("Scan", "Reshape"),
     # float32 only: MLX takes float16 and bfloat16, but its VJP is a chain of log, exp and a

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, integer_tensor, seeded_ints, tensor
 from ._support import quantized as Q
@@ -202,7 +202,7 @@ def call_expression(params, names) -> str:
 
 
 OPS = (OpInfo(
-    name="quantized_matmul",
+    name="quantized_matmul", known_defects=(KnownDefect(VECTOR_X),),
     summary="mx.quantized_matmul (affine): transpose both ways, 4/8 bits, dx, dscales, dbiases",
     operands=("x", "codes", "scales", "biases"), differentiable=WRT, integer_operands=("codes",),
     reference=reference, reference_vjp=reference_vjp, exact=True, multilinear=True,

@@ -64,7 +64,7 @@ import numpy as np
 
 from ..core import draw as D
 from ..core.numeric import ReferenceUndecided
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints
 from ._support import expression as E
@@ -321,6 +321,9 @@ def _applies(op: Reduction, name: str) -> bool:
 # (second order) goes through cumprod, whose Scan::vjp does not conjugate for complex inputs.
 COMPLEX_TAGS = {"prod": ("complex_scan_conjugate",)}
 EXTRA_TAGS = {"defect/empty_several_axes_vjp": ("empty_several_axes_vjp",)}
+# Their declarations: the complex class shows at second order only (prod's VJP is right).
+DEFECTS = {"prod": (KnownDefect("complex_scan_conjugate", revealed_by="second_order"),
+                    KnownDefect("empty_several_axes_vjp"))}
 COMPLEX_NOTES = {"prod": "second order is wrong on MLX 0.32.4: prod's VJP multiplies by conj(cumprod ...), "
                          "and Scan::vjp (cumprod) takes no conjugate for complex inputs"}
 
@@ -419,7 +422,8 @@ def _expression(op: Reduction):
 
 def _record(op: Reduction) -> OpInfo:
     return OpInfo(
-        name=op.name, revealed_by={t: "second_order" for t in COMPLEX_TAGS.get(op.name, ())}, summary=op.summary, operands=("a",), differentiable=("a",), reference=op.forward,
+        name=op.name, known_defects=DEFECTS.get(op.name, ()), summary=op.summary, operands=("a",),
+        differentiable=("a",), reference=op.forward,
         reference_vjp=lambda inp, g, params: {"a": op.vjp(np.asarray(inp["a"]), np.asarray(g), params)},
         exact=op.exact, multilinear=op.multilinear, mlx_call=f".ops.repro.reduce:{op.call}",
         call_expression=_expression(op), primitives=op.primitives, dtypes=FLOATS, complex=op.complex,

@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import draw as D
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo
 from ..core.scenario import Scenario
 from ..core.tensors import seeded_ints
 from ._support import expression as E
@@ -578,6 +578,7 @@ def _reference_vjp(op: ShapeOp):
 # ::vmap (slice) normalize it again to n - 1: the VJP raises, the JVP and vmap select elements.
 TAGS = {"defect/empty_negative_step": ("empty_negative_step",),
         "defect/empty_negative_step/zero_size": ("empty_negative_step",)}
+DEFECTS = {"slicing": (KnownDefect("empty_negative_step"),)}
 
 
 def _scenario(op: ShapeOp, row, dtype="float32", seed=0):
@@ -612,7 +613,8 @@ def _strategy(op: ShapeOp):
 
 def _record(op: ShapeOp) -> OpInfo:
     return OpInfo(
-        name=op.name, summary=op.summary, operands=op.operands, differentiable=op.operands,
+        name=op.name, known_defects=DEFECTS.get(op.name, ()), summary=op.summary, operands=op.operands,
+        differentiable=op.operands,
         optional_operands=op.optional, reference=_reference(op), reference_vjp=_reference_vjp(op),
         exact=True, multilinear=True, mlx_call=f".ops.repro.shapes:{op.name}", call_expression=op.expression,
         primitives=op.primitives, dtypes=FLOATS, complex=True, scenarios=_scenarios(op),

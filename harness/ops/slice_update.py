@@ -25,7 +25,7 @@ inside a: MLX does not clamp dynamic starts (out-of-range starts read or write
 outside the buffer), so such calls are not a gradient question. The MLX calls are
 ops/repro/slice_update.py; the slices are drawn as at_max's (_support/scatter.py).
 
-Known defect of MLX 0.32.4, tagged by rule (`tags_of`), vmap_unbatched_update: under
+Known defect of MLX 0.32.4, tagged by rule (`partial_update`), vmap_unbatched_update: under
 mx.vmap, a slice update whose update is not batched writes batch element 0 only
 (SliceUpdate::vmap and DynamicSliceUpdate::vmap). The VJP for a is such an update (g
 with the region set to an unbatched zero), so the mapped VJP leaves every other
@@ -34,13 +34,12 @@ static) and the region is not the whole array (which MLX writes as a broadcast).
 """
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 from ..core import draw as D
 from ..core import layout
-from ..core.opinfo import OpInfo
+from ..core.opinfo import KnownDefect, OpInfo, tag_by_rules
 from ..core.scenario import Scenario
 from ..core.tensors import hashed_ints, index_tensor, tensor
 from ._support.scatter import draw_slices
@@ -179,20 +178,22 @@ def _transposed3():
 VMAP_UNBATCHED = "vmap_unbatched_update"
 
 
-def tags_of(s: Scenario) -> Scenario:
-    """The scenario with VMAP_UNBATCHED where it bites (module text)."""
+def partial_update(s: Scenario) -> bool:
+    """VMAP_UNBATCHED's rule (module text): a differentiated through an update that leaves
+    some of it alone."""
     a_shape = np.shape(layout.logical(s.operands["a"]))
     u_shape = np.shape(layout.logical(s.operands["u"]))
     start = layout.logical(s.operands[START], np.int64) if START in s.operands else None
     tgt, _ = region_map(a_shape, u_shape, start, s.params)
     partial = len(set(tgt.tolist())) < int(np.prod(a_shape, dtype=np.int64))
-    if "a" in s.wrt and s.params["form"] != "static_add" and partial and s.objective == "vjp":
-        return dataclasses.replace(s, defect_tags=tuple(s.defect_tags) + (VMAP_UNBATCHED,))
-    return s
+    return "a" in s.wrt and s.params["form"] != "static_add" and partial and s.objective == "vjp"
+
+
+DEFECTS = (KnownDefect(VMAP_UNBATCHED, revealed_by="vmap", rule=partial_update),)
 
 
 def update_scenarios() -> list:
-    return [tags_of(s) for s in _update_scenarios()]
+    return [tag_by_rules(s, DEFECTS) for s in _update_scenarios()]
 
 
 def _update_scenarios() -> list:
@@ -351,7 +352,7 @@ def slice_expression(params, names) -> str:
 
 
 OPS = (
-    complex_op(OpInfo(name="slice_update", revealed_by={VMAP_UNBATCHED: "vmap"},
+    complex_op(OpInfo(name="slice_update", known_defects=DEFECTS,
            summary="mx.slice_update with array starts, a[slices] = u, a.at[slices].add(u)",
            operands=("a", "u", START), differentiable=("a", "u"), integer_operands=(START,),
            optional_operands=(START,), reference=reference, reference_vjp=reference_vjp, exact=True,

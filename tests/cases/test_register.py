@@ -41,8 +41,10 @@ def test_a_stale_table_is_noticed(defects):
 
 
 def test_every_class_is_a_catalog_tag_of_its_op(defects):
+    """Unless the entry says why no catalog scenario carries it (`outside_catalog`: a
+    finding added by `register add` before anyone wrote a scenario for it)."""
     tags = {(s.op, t) for s in catalog.catalog() for t in s.defect_tags}
-    assert [d.id for d in defects if (d.op, d.klass) not in tags] == []
+    assert [d.id for d in defects if (d.op, d.klass) not in tags and not d.outside_catalog.strip()] == []
 
 
 def test_reproducers_are_short(defects):

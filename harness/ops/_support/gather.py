@@ -17,8 +17,10 @@ from ...core.tensors import index_tensor, seeded_ints, tensor
 
 LHS, RHS = "lhs_indices", "rhs_indices"
 SORTED = "sorted_indices"
-# Defect classes that only exist on the sorted fast path of GatherMM/GatherQMM::vjp.
-SORTED_PATH_TAGS = ("left_selection", "broadcast_tail", "quantized_left", "rank2_segments")
+# Why a fuzz-found class of the first patch has corpus entries (harness/regressions/) and no
+# register entry: gather_vjp_sorted.diff fixes it with the register's classes.
+CORPUS_ONLY = ("found by fuzz campaigns; held by the regression corpus and fixed by "
+               "gather_vjp_sorted.diff (patch/series.json catalog_defect_tags), no register entry of its own")
 FLAG_VARIANTS = (("sorted", {SORTED: True}), ("unsorted", {SORTED: False}))
 FD_STEP = 1.0 / 16
 
