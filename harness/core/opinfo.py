@@ -35,7 +35,7 @@ class OpInfoError(ValueError):
 
 
 # The oracle of a defect the first-order checks show (reference, finite differences,
-# the VJP's status); any other `revealed_by` names a transform oracle of judging/oracles.py.
+# the VJP's status); any other `revealed_by` names a transform oracle of harness/oracles/.
 FIRST_ORDER_CHECKS = "first_order"
 
 

@@ -29,7 +29,7 @@ def test_every_known_defect_names_an_oracle():
     misspelt oracle would be caught (negative control)."""
     from mlx_vjpcheck import ops
     from mlx_vjpcheck.core.opinfo import FIRST_ORDER_CHECKS
-    from mlx_vjpcheck.judging.oracles import FIRST_ORDER, names
+    from mlx_vjpcheck.oracles import FIRST_ORDER, names
 
     def bad(declared):
         return [(n, d.tag) for n, d in declared if d.revealed_by != FIRST_ORDER_CHECKS
