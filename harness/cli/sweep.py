@@ -1,7 +1,10 @@
 """`mlx-vjpcheck sweep`: MLX's whole public differentiable API (sweep/api.py, checked
 against the installed MLX by sweep/inventory.py) at systematic corners under every
 transform, reference-free (gradcheck), in crash-isolated workers; one finding per
-signature (function, transform, corner class, symptom), written to --out/sweep.json."""
+signature (function, transform, corner class, symptom), written to --out/sweep.json.
+Each finding is matched against the registered classes (sweep/known.py). Exit 0: every
+finding is explained by a registered class or a documented limitation; 1: some finding
+is unexplained (new); 2: bad input."""
 from __future__ import annotations
 
 import os
@@ -67,14 +70,16 @@ def main(args) -> int:
     with rundir.staged(args.out, "sweep", args.replace) as tmp:
         atomic.write_json(tmp / paths.SWEEP, doc)
     _print(result, found, args.out)
-    return 1 if found else 0
+    return 1 if run.unexplained(found) else 0
 
 
 def _print(result, found, out) -> None:
     for f in found:
         fn, transform, corner, symptom = f["signature"]
-        print(visible(f"FINDING  {fn}  {transform}  at {', '.join(f['corners'])}: {symptom} "
-                      f"({f['cases']} cases)"))
-    s = result
+        head = "LIMIT  " if f["limitation"] else ("known  " if f["explained"] else "NEW    ")
+        why = f"  [{f['explained']}]" if f["explained"] else ""
+        print(visible(f"{head}{fn}  {transform}  at {', '.join(f['corners'])}: {symptom} "
+                      f"({f['cases']} cases){why}"))
+    s, new = result, len([f for f in found if not f["explained"]])
     print(visible(f"{s.done} of {s.planned} cases in {s.seconds:.1f} s{' (' + s.stopped + ')' if s.stopped else ''}: "
-                  f"{len(found)} findings  ->  {out}/{paths.SWEEP}"))
+                  f"{len(found)} findings, {new} unexplained  ->  {out}/{paths.SWEEP}"))

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..running.child import Child, ChildError
-from . import api, corners
+from . import api, corners, known
 
 WORKER = __name__.rsplit(".", 1)[0] + ".worker"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -193,7 +193,16 @@ def findings(result: Sweep) -> list:
             slot["corners"].append(c)
         if c == "generic":
             slot["first"] = result.findings[(f, t, c, s)]
+    for slot in merged.values():
+        f, t, _, s = slot["signature"]
+        k = known.explain(f, t, s)
+        slot["explained"] = k.id if k else None
+        slot["limitation"] = k.limitation if k else ""
     return list(merged.values())
+
+
+def unexplained(found: list) -> list:
+    return [f for f in found if not f["explained"]]
 
 
 def summary(result: Sweep) -> dict:

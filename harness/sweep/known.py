@@ -1,0 +1,81 @@
+"""What the sweep has found and registered: one declaration per known defect class of
+MLX's public API (the sweep's counterpart of the op records' KnownDefect), each with
+its reproducer in probes/sweep/ (mlx + numpy, exit 1 while the defect is present),
+and the documented limitations the sweep meets, each with where MLX says so.
+
+A finding is explained when one of its failing checks matches a declaration; each
+failing check is matched on its own, so a case that fails for a registered reason is
+still reported for any second, unexplained failure. Classes the catalog register
+already holds (harness/cases/defects.json) are named by their register id.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+
+@dataclass(frozen=True)
+class Known:
+    id: str              # the class: probes/sweep/<id>.py, or a catalog register id
+    functions: tuple     # the public functions it shows in (fnmatch patterns)
+    transform: str       # the check's transform (fnmatch pattern); "any" for a crash
+    symptom: str         # "wrong value", "wrong shape", "raised", "non-finite", or a crash's "signal ..."
+    rule: str            # the rule MLX breaks, one line
+    limitation: str = ""  # non-empty: not a defect but a documented limitation (where MLX says so)
+    catalog: bool = False  # the class is a catalog register entry (its reproducer is in probes/findings/)
+
+    def matches(self, function: str, transform: str, symptom: str) -> bool:
+        return (any(fnmatchcase(function, f) for f in self.functions) and fnmatchcase(transform, self.transform)
+                and fnmatchcase(symptom, self.symptom))
+
+
+SHAPELESS = "compile(*shapeless*)"
+CRASH = "signal SIG*"
+
+KNOWN = (
+    Known("sign__shapeless_grad_shape", ("mx.sign", "nn.softshrink", "nn.Softshrink"), SHAPELESS, "wrong *",
+          "Sign::jvp builds its zeros from the traced shape: under shapeless compile the gradient keeps it "
+          "(and a fused kernel then reads the small buffer as a large one)"),
+    Known("matrix_norm__shapeless_unflatten_grad_shape", ("mx.matrix_norm", "mx.linalg.norm"), SHAPELESS,
+          "wrong shape", "Flatten::vjp unflattens to the traced shape; Unflatten::output_shapes never checks "
+                         "the element count"),
+    Known("tril__shapeless_fused_overread", ("mx.tril", "mx.triu", "nn.InstanceNorm", "nn.softshrink",
+                                             "nn.Softshrink"), SHAPELESS, "wrong value",
+          "tril/triu's mask has the traced length; Compiled::output_shapes takes the largest shape without "
+          "checking they broadcast, so the fused kernel reads past the mask"),
+    Known("tril__shapeless_fused_overread", ("mx.tril", "mx.triu"), "any", CRASH,
+          "the same over-read, ending the process"),
+    Known("slice_update__shapeless_update_grad_shape", ("mx.slice_update",), SHAPELESS, "wrong shape",
+          "DynamicSliceUpdate::vjp slices the cotangent with the traced update shape"),
+    Known("flip__shapeless_vjp_heap_overflow", ("mx.flip",), "any", CRASH,
+          "Slice::vjp under shapeless compile keeps the traced start with stride -1 and writes before the "
+          "gradient buffer"),
+    Known("add__vmap_repeated_output_axis", ("mx.add",), "vmap(*in_axes=last)", "wrong shape",
+          "vmap_replace moves the batch axis of an output once per occurrence, so a repeated output "
+          "(add's VJP returns g twice) has it in the wrong place"),
+    Known("expand_dims__vmap_multi_axis", ("mx.expand_dims",), "vmap(*in_axes=last)", "wrong shape",
+          "ExpandDims::vmap compares each new axis with the original batch axis, not the shifted one"),
+    Known("take__vmap_vjp_scatter_updates_axis", ("mx.take",), "vmap(vjp*in_axes=last)", "wrong value",
+          "Scatter::vmap inserts an axis before moving the updates' batch axis, so it moves the wrong one"),
+    Known("take__vmap_vjp_scatter_updates_axis", ("mx.take",), "any", CRASH,
+          "the same misplaced updates, written out of bounds"),
+    Known("put_along_axis__duplicate_writes", ("mx.put_along_axis",), "*", "wrong value",
+          "ScatterAxis::vjp gives every duplicate write the cotangent: they must sum to it, as the forward "
+          "keeps one of them"),
+    Known("slice_update__vmap_unbatched_update", ("mx.slice_update",), "vmap(vjp*", "wrong value",
+          "the VJP's zeros_like update is unbatched under vmap: only example 0's region is zeroed",
+          catalog=True),
+    Known("full__value_scaled", ("mx.full",), "*", "wrong value", "Full::vjp returns g times the value",
+          catalog=True),
+    Known("addmm__jvp_ignores_scale", ("mx.addmm",), "*", "wrong value",
+          "AddMM::jvp ignores alpha and beta", catalog=True),
+    Known("instance_norm__shape_specialised", ("nn.InstanceNorm",), SHAPELESS, "wrong shape",
+          "its __call__ reshapes with the traced batch size",
+          limitation="a function whose Python code reads shapes cannot be compiled shapeless "
+                     "(MLX's documentation of mx.compile, 'shapeless')"),
+)
+
+
+def explain(function: str, transform: str, symptom: str):
+    """The declaration that explains a failing check (None: an unexplained finding)."""
+    return next((k for k in KNOWN if k.matches(function, transform, symptom)), None)
