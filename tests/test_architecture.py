@@ -28,6 +28,7 @@ LAYERS = {
     "fuzz": {"core", "ops", "cases", "judging", "evidence", "running"},
     "native": {"core", "ops", "cases", "judging", "evidence", "running", "fuzz"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
+    "gradcheck": {"core"},
 }
 
 
