@@ -20,8 +20,8 @@ or a kink shows, at most TRIES times; per element the smallest bound wins.
 
 Kinks: the second difference over the step, b(s) = |F(s) - 2F(0) + F(-s)| / s,
 is s |F''| for a smooth F (halving with s) and the jump in slope at a kink (not
-shrinking). An element whose b(h/4) > 3/4 b(h/2), above the noise, at every
-step tried is `kink`: F is not differentiable there (left and right one-sided
+shrinking). An element whose b(h/4) > 3/4 b(h/2), above the noise, at some
+step, and clearly smooth at no shorter step tried, is `kink`: F is not differentiable there (left and right one-sided
 derivatives are returned for the report); it is never compared.
 """
 from __future__ import annotations
@@ -57,10 +57,12 @@ def _one(F, f0, eps, h) -> tuple:
     value = e3 + (e3 - e2) / 15
     trunc, noise = np.abs(value - e3), NOISE * eps / h
     s = h / 4
-    kink = ((bends[2] > 0.75 * bends[1]) & (bends[2] > 8 * 4 * eps / s)
-            & (bends[2] > 1e-9 * (np.abs(value) + np.mean(np.abs(value)))))
+    flat_bend = bends[2] > 0.75 * bends[1]
+    visible = bends[2] > 1e-9 * (np.abs(value) + np.mean(np.abs(value)))
+    kink = flat_bend & visible & (bends[2] > 8 * 4 * eps / s)
+    smooth = ~flat_bend | ~visible   # decisively smooth (else within the noise: no verdict)
     right, left = (plus - f0) / s, (f0 - minus) / s
-    return value, trunc, noise, kink, left, right
+    return value, trunc, noise, kink, smooth, left, right
 
 
 def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
@@ -69,14 +71,14 @@ def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for k in range(TRIES):
             h = h0 / CUT ** k
-            value, trunc, noise, kink, left, right = _one(F, f0, eps, h)
+            value, trunc, noise, kink, smooth, left, right = _one(F, f0, eps, h)
             err = np.where(np.isfinite(value), trunc + noise, np.inf)
             if best is None:
                 best = Estimate(value, np.where(kink, np.inf, err), kink, left, right, h)
-            else:
+            else:   # a kink seen at a longer step stands unless a shorter one is clearly smooth
                 better = ~kink & (err < best.err)
                 best = Estimate(np.where(better, value, best.value), np.where(better, err, best.err),
-                                best.kink & kink, np.where(kink, left, best.left),
+                                (best.kink | kink) & ~smooth, np.where(kink, left, best.left),
                                 np.where(kink, right, best.right), h)
             if not np.any(best.kink | (best.err > 3 * noise)):
                 break

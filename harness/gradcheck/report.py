@@ -39,6 +39,8 @@ class Check:
         head = f"{self.transform} [{self.dtype}] d {self.output} / d {where}"
         if self.status == "pass":
             return f"ok    {head}"
+        if self.status == "fail" and self.got is None:
+            return f"FAIL  {head}: {self.detail}"
         if self.status == "fail":
             return (f"FAIL  {head}: MLX {_fmt(self.got)} vs {_fmt(self.want)} "
                     f"(|diff| {_fmt(abs(self.got - self.want))} > allowed {self.allowed:.3g}, "

@@ -145,6 +145,9 @@ def judge(got, want, err, kink, tol: tuple, scale=None) -> tuple:
 def _checks(name, dtype, leaf, out, got, want, err, kink, tol, where, left_right=None, scale=None) -> list:
     """The Check records of one comparison: a failure (worst element), else a pass, and a
     not-differentiable note where the oracle found a kink."""
+    if np.size(got) != np.size(want):
+        return [Check(name, dtype, leaf, out, "fail", detail=f"MLX gives {np.size(got)} elements, "
+                      f"the oracle {np.size(want)} (a rule returns the wrong shape)")]
     fail, allowed = judge(got, want, err, kink, tol, scale)
     got, want = np.ravel(got), np.ravel(want)
     out_checks = []
