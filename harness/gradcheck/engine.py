@@ -68,6 +68,8 @@ def run(problem, opts, report) -> None:
         oracle = Oracle(current, flags)
         setup = transforms.Setup(current, points, flags, oracle, coarse, rng, fast, opts.projections)
         first_cot = first_cot or setup.cot
+        report.context.update(points=points, flags=flags, paths=list(problem.paths),
+                              out_paths=list(problem.out_paths), **{f"cot{order}": setup.cot})
         report.notes += [n for n in oracle.notes if n not in report.notes]
         for dtype in dtypes:
             checks = _one_dtype(setup, dtype, opts)

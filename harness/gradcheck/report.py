@@ -33,6 +33,7 @@ class Check:
     allowed: float = 0.0  # tolerance there, the oracle's bound included
     bound: float = 0.0    # the oracle's stated error there (0 for eager comparisons)
     detail: str = ""
+    at: dict = None       # where, for the reproducer: leaf number, flat element, output element
 
     def line(self) -> str:
         where = f"{self.input}{self.index if self.index else ''}"
@@ -67,6 +68,7 @@ class Report:
     seconds: float = 0.0
     shrunk: str = ""          # the minimal counterexample found, described
     reproducer: str = ""      # a standalone script, on failure
+    context: dict = field(default_factory=dict, repr=False)   # the point and cotangents (not in JSON)
 
     @property
     def passed(self) -> bool:
@@ -100,7 +102,9 @@ class Report:
         from dataclasses import asdict
         out = asdict(self)
         out["passed"] = self.passed
+        out.pop("context")
         for c in out["checks"]:
+            c.pop("at")
             for k in ("got", "want"):
                 if isinstance(c[k], complex):
                     c[k] = [c[k].real, c[k].imag]

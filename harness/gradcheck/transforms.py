@@ -157,7 +157,7 @@ def _checks(name, dtype, leaf, out, got, want, err, kink, tol, where, left_right
         k = int(np.nanargmax(np.where(np.isnan(ratio), np.inf, ratio)))
         o, idx = where(k)
         out_checks.append(Check(name, dtype, leaf, o or out, "fail", idx, _py(got[k]), _py(want[k]),
-                                float(np.ravel(allowed)[k]), float(np.ravel(err)[k])))
+                                float(np.ravel(allowed)[k]), float(np.ravel(err)[k]), at={"k": k}))
     else:
         out_checks.append(Check(name, dtype, leaf, out, "pass"))
     if np.any(kink):
@@ -199,8 +199,12 @@ def vjp_checks(m: Mlx, tol) -> list:
             err[c.index] += e / sc
             kink[c.index] |= kk
         shape = x.shape
-        out += _checks("vjp", m.dtype, path, "all outputs", m.grads[j].reshape(-1), want, err, kink, tol,
-                       lambda k: ("all outputs", [int(i) for i in np.unravel_index(k, shape)]))
+        checks = _checks("vjp", m.dtype, path, "all outputs", m.grads[j].reshape(-1), want, err, kink, tol,
+                         lambda k: ("all outputs", [int(i) for i in np.unravel_index(k, shape)]))
+        for ch in checks:
+            if ch.at is not None:
+                ch.at = {"leaf": j, "element": ch.at["k"]}
+        out += checks
     return out
 
 
@@ -216,6 +220,8 @@ def jvp_checks(m: Mlx, tol) -> list:
                              s.where_out, (lambda k, c=c: float(np.real(c.est.left[k])),
                                            lambda k, c=c: float(np.real(c.est.right[k]))))
             for ch in checks:   # the input element is the direction's, the index the output's
+                if ch.at is not None and not s.fast:
+                    ch.at = {"leaf": j, "element": c.index, "imag": c.imag, "out": ch.at["k"]}
                 ch.output = f"{ch.output}{ch.index or ''}"
                 ch.index = None if s.fast else (idx + ["imag"] if c.imag else idx)
                 if s.fast and ch.status != "pass":
