@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "coverage": "coverage",
     "handoff": "handoff",
     "gate": "gate",
+    "gradcheck": "gradcheck",
 }
 
 
