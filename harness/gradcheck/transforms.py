@@ -54,8 +54,10 @@ class Setup:
         self.out_paths = list(problem.out_paths)
         self.shapes = [o.shape for o in outs]
         self.f0 = flat(outs)
-        mag = np.abs(self.f0)
-        self.eps = oracle.eval_error * (mag + (np.mean(mag) if mag.size else 0.0))
+        # one output element's evaluation error: relative to it and to its output's mean size
+        # (an element near 0 by cancellation is as noisy as its neighbours)
+        self.eps = oracle.eval_error * flat([np.abs(o) + (np.mean(np.abs(o)) if o.size else 0.0)
+                                             for o in outs])
         self.cot = [self.random(o.shape, np.iscomplexobj(o)) for o in outs]
         self.scales = [_scale(p) for p in points]
         self.columns = [c for j in range(len(points)) for c in self.directions(j, k)]
@@ -170,6 +172,11 @@ def _checks(name, dtype, leaf, out, got, want, err, kink, tol, where, left_right
     return out_checks
 
 
+def unsupported(name: str, dtype: str, e: Exception) -> Check:
+    text = str(e).strip().splitlines()[0][:160] if str(e).strip() else ""
+    return Check(name, dtype, "all inputs", "all outputs", "unsupported", detail=f"{type(e).__name__}: {text}")
+
+
 def _py(x):
     x = complex(x) if np.iscomplexobj(x) else float(x)
     return x
@@ -234,17 +241,29 @@ def jvp_checks(m: Mlx, tol) -> list:
     return out
 
 
+# Unit roundoff of MLX's arithmetic in each dtype (float64: its kernels are float32-accurate).
+UNIT = {"float32": 2.0 ** -24, "complex64": 2.0 ** -24, "float64": 2.0 ** -24,
+        "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+
+
 def identity_checks(m: Mlx, tol, k: int) -> list:
+    """<v, J u> (mx.jvp) against <J^T v, u> (mx.vjp). Both are rounded results of sums
+    whose terms can cancel to near 0; the allowance's magnitude is at least the rounding
+    floor 16 u |v| |f| max|u|/rms(x) (u the dtype's unit roundoff): the size of a
+    derivative of f's scale, rounded."""
     s = m.s
     v = flat(s.cot)
+    mags = np.abs(v) * s.eps / s.oracle.eval_error
     lhs, rhs, scale = [], [], 0.0
     for _ in range(k):
         us = [s.random(p.shape, c) for p, c in zip(s.points, s.complex)]
         ju = m.jvp([to_mx(u, _dt(a)) for u, a in zip(us, m.arrays)])
         lhs.append(pair(v, ju))
         rhs.append(sum(pair(g, u) for g, u in zip(m.grads, us)))
-        scale = max(scale, float(np.sum(np.abs(v * ju))) + sum(float(np.sum(np.abs(g * u)))
-                                                                  for g, u in zip(m.grads, us)))
+        per_x = max((float(np.max(np.abs(u) / sc)) for u, sc in zip(us, s.scales) if u.size), default=0.0)
+        floor = 16 * UNIT[m.dtype] * float(np.sum(mags)) * per_x / tol[0]
+        scale = max(scale, floor, float(np.sum(np.abs(v * ju))) + sum(float(np.sum(np.abs(g * u)))
+                                                                         for g, u in zip(m.grads, us)))
     return _checks("identity <v, J u> = <J^T v, u>", m.dtype, "all inputs", "all outputs", np.array(lhs),
                    np.array(rhs), np.zeros(k), np.zeros(k, bool), tol,
                    lambda i: ("all outputs", [f"direction {i}"]), scale=scale)
