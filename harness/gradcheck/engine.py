@@ -71,6 +71,10 @@ def run(problem, opts, report) -> None:
         report.context.update(points=points, flags=flags, paths=list(problem.paths),
                               out_paths=list(problem.out_paths), **{f"cot{order}": setup.cot})
         report.notes += [n for n in oracle.notes if n not in report.notes]
+        note = (f"order {order}: oracle in {oracle.precision} on the CPU, its evaluation error taken as "
+                f"{setup.noise_level:.0e} of each output element's size (MLX's {oracle.precision} kernels)")
+        if note not in report.notes:
+            report.notes.append(note)
         for dtype in dtypes:
             checks = _one_dtype(setup, dtype, opts)
             for c in checks:

@@ -15,14 +15,18 @@ cancels the s^2 and s^4 error terms. The stated error of each element is
   by at most (64*4 + 20*2 + 1) / 45 / h = NOISE / h.
 
 h starts at H0 (in units of the direction's scale, so a big input gets a big
-step) and is cut by 8 while the truncation term exceeds twice the noise term
-or a kink shows, at most TRIES times; per element the smallest bound wins.
+step) and is cut by 8, at most TRIES times, until two consecutive steps agree
+within their stated errors (see derivative).
 
 Kinks: the second difference over the step, b(s) = |F(s) - 2F(0) + F(-s)| / s,
 is s |F''| for a smooth F (halving with s) and the jump in slope at a kink (not
 shrinking). An element whose b(h/4) > 3/4 b(h/2), above the noise, at some
 step, and clearly smooth at no shorter step tried, is `kink`: F is not differentiable there (left and right one-sided
-derivatives are returned for the report); it is never compared.
+derivatives are returned for the report); it is never compared. So is an element
+whose error no step brought below UNRESOLVED of the values' size (a kink closer
+than the shortest step: the differences cannot decide). Where the differences
+do not shrink 4-fold per halving (a kink among the steps), the truncation term
+is the larger difference itself, not the Richardson correction.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ H0 = 1.0 / 16
 TRIES = 4
 CUT = 8.0
 NOISE = (64 * 4 + 20 * 2 + 1) / 45
+UNRESOLVED = 0.05   # a stated error above this fraction of the values' size: not judged
 
 
 @dataclass
@@ -56,6 +61,12 @@ def _one(F, f0, eps, h) -> tuple:
     e2, e3 = d[1] + (d[1] - d[0]) / 3, d[2] + (d[2] - d[1]) / 3
     value = e3 + (e3 - e2) / 15
     trunc, noise = np.abs(value - e3), NOISE * eps / h
+    # Richardson presumes D(s) = F' + c s^2 + ...: successive differences shrinking 4-fold.
+    # A kink within the steps (or any non-smooth F) breaks that, and |R - E| is then no
+    # estimate: the larger first difference stands in for it (so a shorter step is tried).
+    d12, d23 = d[0] - d[1], d[1] - d[2]
+    irregular = np.abs(d12 - 4 * d23) > 0.25 * np.abs(d12) + 40 * eps / h
+    trunc = np.where(irregular, np.maximum(np.abs(d12), np.abs(d23)), trunc)
     s = h / 4
     flat_bend = bends[2] > 0.75 * bends[1]
     visible = bends[2] > 1e-9 * (np.abs(value) + np.mean(np.abs(value)))
@@ -66,20 +77,41 @@ def _one(F, f0, eps, h) -> tuple:
 
 
 def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
-    """F'(0) elementwise with its bound; F(t) returns a flat array like f0."""
-    best = None
+    """F'(0) elementwise with its bound; F(t) returns a flat array like f0.
+
+    Steps h0, h0/8, ...: an element is decided by the first two consecutive steps whose
+    estimates agree within their stated errors (the longer step's is kept where it has the
+    smaller error and the shorter step's estimate lies within it, else the shorter's):
+    a single step's error estimate can be fooled (a kink among its points), two steps
+    agreeing cannot easily be. An element never decided keeps the last estimate with the
+    last two's disagreement added to its error."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        value = err = None
+        kink, decided, prev = np.zeros(f0.shape, bool), np.zeros(f0.shape, bool), None
         for k in range(TRIES):
             h = h0 / CUT ** k
-            value, trunc, noise, kink, smooth, left, right = _one(F, f0, eps, h)
-            err = np.where(np.isfinite(value), trunc + noise, np.inf)
-            if best is None:
-                best = Estimate(value, np.where(kink, np.inf, err), kink, left, right, h)
-            else:   # a kink seen at a longer step stands unless a shorter one is clearly smooth
-                better = ~kink & (err < best.err)
-                best = Estimate(np.where(better, value, best.value), np.where(better, err, best.err),
-                                (best.kink | kink) & ~smooth, np.where(kink, left, best.left),
-                                np.where(kink, right, best.right), h)
-            if not np.any(best.kink | (best.err > 3 * noise)):
+            v, trunc, noise, kink_k, smooth, left, right = _one(F, f0, eps, h)
+            e = np.where(np.isfinite(v), trunc + noise, np.inf)
+            kink = (kink | kink_k) & ~smooth if k else kink_k
+            if prev is None:
+                value, err, lr = v, e, (left, right)
+            else:
+                pv, pe = prev
+                gap = np.abs(v - pv)
+                agree = ~decided & (gap <= e + pe)
+                # the longer step's estimate is kept only where the shorter one confirms it
+                # within its own (tighter) error; else the shorter one, less exposed to a kink
+                take = agree & ~((gap <= pe) & (pe <= e))
+                value = np.where(decided | (agree & ~take), value, v)
+                err = np.where(decided | (agree & ~take), err, np.where(agree, e, e + np.abs(v - pv)))
+                decided |= agree
+                lr = (np.where(kink_k, left, lr[0]), np.where(kink_k, right, lr[1]))
+            prev = (v, e)
+            if k and np.all(decided & ~kink):
                 break
-    return best
+        # what no step resolved (a kink closer than the shortest step) is not judged either
+        # (an error that is mostly the evaluation-noise term is resolution, not a kink)
+        floor = 10 * NOISE * eps / h
+        loose = (err > UNRESOLVED * (np.abs(value) + np.max(np.abs(value), initial=0.0))) & (err > floor)
+        kink = kink | loose
+        return Estimate(value, np.where(kink, np.inf, err), kink, lr[0], lr[1], h)
