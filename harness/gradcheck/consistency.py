@@ -107,14 +107,18 @@ def _smaller(m, f, extras) -> list | None:
     """Arguments at a smaller shape fn runs at (the positional inputs' first axis cut by
     one; the cotangents or tangents cut alike or kept), or None."""
     import mlx.core as mx
-    n_params = sum(p.startswith("model.") for p in m.s.problem.paths)
-    small = _cut(m.arrays, n_params)
+    if m.s.problem.module is not None:
+        # each call installs the parameters with module.update: state mutated inside the
+        # traced function, which gives wrong values under shapeless compile where the
+        # same graph written as a pure function is right (MLX 0.32.4): not tried
+        return None
+    small = _cut(m.arrays, 0)
     # MLX 0.32.4 crashes the process (SIGSEGV/SIGFPE) evaluating a reduction over a
     # size-1 axis under shapeless compile (mx.sum(x, axis=0) for x of shape (1, 4)):
     # inputs with such an axis are not tried
     if all(c is a for c, a in zip(small, m.arrays)) or _size_one_axis(list(m.arrays) + list(extras)):
         return None
-    for ext in (_cut(extras, n_params if len(extras) == len(m.arrays) else 0), list(extras)):
+    for ext in (_cut(extras, 0), list(extras)):
         try:
             mx.eval(f(*small, *ext))
             return small + ext
