@@ -238,6 +238,15 @@ def vjp_checks(m: Mlx, tol) -> list:
     return out
 
 
+def _badness(ch: Check) -> float:
+    """How far a failure is outside its allowance (a wrong shape: infinitely)."""
+    if ch.got is None or ch.want is None:
+        return np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = abs(ch.got - ch.want) / max(ch.allowed, 1e-300)
+    return np.inf if np.isnan(r) else r
+
+
 def jvp_checks(m: Mlx, tol) -> list:
     """Per leaf: the worst failing direction and the first kink, else a pass."""
     s, out = m.s, []
@@ -260,7 +269,7 @@ def jvp_checks(m: Mlx, tol) -> list:
             found += [ch for ch in checks if ch.status != "pass"]
         fails = [ch for ch in found if ch.status == "fail"]
         kinks = [ch for ch in found if ch.status == "not differentiable"]
-        worst = max(fails, key=lambda ch: abs(ch.got - ch.want) / max(ch.allowed, 1e-300), default=None)
+        worst = max(fails, key=_badness, default=None)
         out += [worst or Check("jvp", m.dtype, path, "all outputs", "pass")] + kinks[:1]
     return out
 
