@@ -70,7 +70,7 @@ def gradcheck(fn, inputs, *, order=1, transforms=options.TRANSFORMS, dtypes=None
         engine.run(problem, opts, report)
         if report.failures and opts.shrink > 0:
             from . import shrink
-            shrink.minimise(fn, inputs, opts, report)
+            shrink.minimise(gradcheck, fn, inputs, opts, report)
     finally:
         problem.restore()
     report.seconds = time.monotonic() - start
