@@ -5,9 +5,9 @@
   against a Python loop; once with the batch on the leading axis (in_axes=0)
   and once on the last (in_axes=ndim, a non-leading axis).
 * compile: mx.compile of the VJP (and JVP) against eager, and of the VJP with
-  shapeless=True traced at a smaller shape (the positional inputs'
-  first axis cut by one) and then called at the checked shape, where fn runs
-  at the smaller shape.
+  shapeless=True traced at a smaller shape (the inputs' first axis cut by
+  one) and then called at the checked shape, where fn runs at the smaller
+  shape, no input has a size-1 axis and fn is no nn.Module (see _smaller).
 
 A transform that raises where plain evaluation works is "unsupported" (MLX has
 no rule for it: stated, not a wrong value); a value outside the dtype's
