@@ -5,10 +5,12 @@ differences D(s) = (F(s) - F(-s)) / 2s at s = h, h/2, h/4, combined by
 Richardson extrapolation: R = (64 D(h/4) - 20 D(h/2) + D(h)) / 45, which
 cancels the s^2 and s^4 error terms. The stated error of each element is
 
-    |R - E|  +  NOISE * eps / h
+    max(|R - E|, |R - D(h/4)|)  +  NOISE * eps / h
 
-* |R - E|, E the s^4-accurate column, estimates the truncation error (it is
-  the size of the last correction made);
+* the first term, E the s^4-accurate column, bounds the truncation error: the
+  last correction made, or the distance to the plain difference at the
+  shortest step where that is larger (a kink among the points can make the
+  correction small while R is off);
 * eps is the evaluation error of one F element (float64.EVAL_ERROR times its
   magnitude): MLX's float64 kernels are only float32-accurate, so this term,
   not float64 rounding, limits how small a step helps. R's weights amplify it
@@ -60,7 +62,10 @@ def _one(F, f0, eps, h) -> tuple:
         bends.append(np.abs(plus - 2 * f0 + minus) / s)
     e2, e3 = d[1] + (d[1] - d[0]) / 3, d[2] + (d[2] - d[1]) / 3
     value = e3 + (e3 - e2) / 15
-    trunc, noise = np.abs(value - e3), NOISE * eps / h
+    # the truncation term: the distance to the shortest step's plain difference, not just
+    # the last correction (which a kink among the points can make small while the
+    # value is off; the plain difference at h/4 is the estimate least exposed to it)
+    trunc, noise = np.maximum(np.abs(value - e3), np.abs(value - d[2])), NOISE * eps / h
     # Richardson presumes D(s) = F' + c s^2 + ...: successive differences shrinking 4-fold.
     # A kink within the steps (or any non-smooth F) breaks that, and |R - E| is then no
     # estimate: the larger first difference stands in for it (so a shorter step is tried).
@@ -79,11 +84,11 @@ def _one(F, f0, eps, h) -> tuple:
 def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
     """F'(0) elementwise with its bound; F(t) returns a flat array like f0.
 
-    Steps h0, h0/8, ...: an element is decided by the first two consecutive steps whose
-    estimates agree within their stated errors (the longer step's is kept where it has the
-    smaller error and the shorter step's estimate lies within it, else the shorter's):
+    Steps h0, h0/8, ...: an element is decided by the first step whose estimate the next
+    shorter step confirms (its error is the smaller, and the shorter step's estimate lies
+    within it):
     a single step's error estimate can be fooled (a kink among its points), two steps
-    agreeing cannot easily be. An element never decided keeps the last estimate with the
+    agreeing that closely cannot easily be. An element never decided keeps the last estimate with the
     last two's disagreement added to its error."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         value = err = None
@@ -98,12 +103,13 @@ def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
             else:
                 pv, pe = prev
                 gap = np.abs(v - pv)
-                agree = ~decided & (gap <= e + pe)
-                # the longer step's estimate is kept only where the shorter one confirms it
-                # within its own (tighter) error; else the shorter one, less exposed to a kink
-                take = agree & ~((gap <= pe) & (pe <= e))
-                value = np.where(decided | (agree & ~take), value, v)
-                err = np.where(decided | (agree & ~take), err, np.where(agree, e, e + np.abs(v - pv)))
+                # an estimate is taken only where the next shorter step confirms it: it has
+                # the smaller stated error and the shorter step's estimate lies within it (a
+                # longer step "agreeing" proves nothing: a kink among the points can make one
+                # step's estimate wrong with a small error)
+                agree = ~decided & (pe <= e) & (gap <= pe)
+                keep = decided | agree     # the rest move on to this step, with the gap added
+                value, err = np.where(keep, value, v), np.where(keep, err, e + gap)
                 decided |= agree
                 lr = (np.where(kink_k, left, lr[0]), np.where(kink_k, right, lr[1]))
             prev = (v, e)
