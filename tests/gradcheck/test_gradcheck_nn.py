@@ -100,3 +100,13 @@ def test_layers(make, shape):
     report = gradcheck(model, inputs, transforms=ALL)
     failures = report.failures
     assert not failures, report.message()
+
+
+def test_a_relu_transformer_block_in_fast_mode():
+    """Random directions cross ReLU kinks near the point; the oracle must not be fooled
+    (this block once gave a false failure: a kink among one step's points)."""
+    mx.random.seed(0)
+    block = nn.TransformerEncoderLayer(32, 4, 64, activation=nn.relu)
+    block.eval()
+    report = gradcheck(block, (mx.random.normal((2, 5, 32)), None), transforms=("vjp", "jvp", "identity"))
+    assert report.mode == "fast" and not report.failures, report.message()
