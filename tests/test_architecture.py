@@ -30,7 +30,8 @@ LAYERS = {
     "fuzz": {"core", "ops", "cases", "oracles", "judging", "evidence", "running"},
     "native": {"core", "ops", "cases", "oracles", "judging", "evidence", "running", "fuzz"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
-    "sweep": {"core", "ops", "cases", "judging", "evidence", "running"},
+    "gradcheck": {"core"},
+    "sweep": {"core", "ops", "cases", "judging", "evidence", "running", "gradcheck"},
 }
 
 

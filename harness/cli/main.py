@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "handoff": "handoff",
     "sweep": "sweep",
     "gate": "gate",
+    "gradcheck": "gradcheck",
 }
 
 

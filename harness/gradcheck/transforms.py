@@ -1,0 +1,299 @@
+"""MLX's derivatives of the problem in one dtype against the float64 oracle's.
+
+Directions: in full mode each element of each leaf (and, for a complex leaf,
+i times it), scaled by the element's size; in fast mode a few random
+directions per leaf (PyTorch's fast gradcheck: compare projections, not
+matrices). For each direction u the oracle's J u comes from numeric.derivative
+(shared by every dtype). Then, with v a random cotangent:
+
+* vjp: MLX's J^T v paired with u against <v, J u> of the oracle (in full mode:
+  element i of the gradient, directly);
+* jvp: MLX's J u against the oracle's, element by element of the outputs;
+* identity: <v, J u> from mx.jvp against <J^T v, u> from mx.vjp, in the same
+  dtype, for random u over all leaves at once (no oracle: a pure consistency).
+
+Complex values follow MLX's convention, verified on mx.grad: for a cotangent v
+the gradient is g = dL/dRe z + i dL/dIm z of L = Re sum(conj(v) * f), so the
+derivative of L along u is Re sum(conj(g) * u) (= <g, u> below).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import numeric
+from .float64 import leaf_dtype, round_to, to_mx, to_np
+from .report import Check
+
+
+def pair(a, b) -> float:
+    return float(np.real(np.sum(np.conj(a) * b)))
+
+
+def flat(outs: list) -> np.ndarray:
+    return np.concatenate([np.ravel(o) for o in outs]) if outs else np.zeros(0)
+
+
+@dataclass
+class Column:
+    leaf: int
+    index: int        # flat element (full mode) or None (a random direction)
+    imag: bool        # the direction is i e_index (a complex leaf's imaginary part)
+    u: np.ndarray     # the direction, the leaf's shape
+    est: numeric.Estimate
+
+
+class Setup:
+    """What every dtype's check shares: the point, the cotangent, the oracle's columns."""
+
+    def __init__(self, problem, points, complex_flags, oracle, coarse: str, rng, fast: bool, k: int):
+        self.problem, self.points, self.complex = problem, points, complex_flags
+        self.oracle, self.coarse, self.rng, self.fast = oracle, coarse, rng, fast
+        outs = oracle.start(points)
+        self.out_paths = list(problem.out_paths)
+        self.shapes = [o.shape for o in outs]
+        self.f0 = flat(outs)
+        self.scales = [_scale(p) for p in points]
+        self.eps = self.evaluation_error(outs)
+        self.cot = [self.random(o.shape, np.iscomplexobj(o)) for o in outs]
+        self.columns = [c for j in range(len(points)) for c in self.directions(j, k)]
+
+    def evaluation_error(self, outs: list) -> np.ndarray:
+        """One output element's evaluation error: the stated kernel accuracy
+        (float64.EVAL_ERROR) times its size plus its output's mean size (an element near 0
+        by cancellation is as noisy as its neighbours). A measured level (sixth differences)
+        proved unreliable: MLX's float64 kernels are exact at some points and 1e-7 off at
+        others, so a sample can see none of it."""
+        self.mag = flat([np.abs(o).ravel() + (np.mean(np.abs(o)) if o.size else 0.0) for o in outs])
+        self.noise_level = self.oracle.eval_error
+        return self.noise_level * self.mag
+
+    def random(self, shape, is_complex: bool) -> np.ndarray:
+        x = self.rng.standard_normal(shape)
+        if is_complex:
+            x = x + 1j * self.rng.standard_normal(shape)
+        return round_to(x, self.coarse)
+
+    def directions(self, j: int, k: int) -> list:
+        x, sc = self.points[j], self.scales[j]
+        if self.fast:
+            return [self.column(j, None, False, round_to(self.random(x.shape, self.complex[j]) * sc,
+                                                          self.coarse)) for _ in range(k)]
+        out = []
+        for i in range(x.size):
+            for imag in ((False, True) if self.complex[j] else (False,)):
+                u = np.zeros(x.shape, complex if imag else float)
+                u.reshape(-1)[i] = (1j if imag else 1.0) * sc.reshape(-1)[i]
+                out.append(self.column(j, i, imag, u))
+        return out
+
+    def column(self, j, i, imag, u) -> Column:
+        def F(t):
+            pts = list(self.points)
+            pts[j] = pts[j] + t * u
+            return flat(self.oracle(pts)[0])
+        return Column(j, i, imag, u, numeric.derivative(F, self.f0, self.eps))
+
+    def where_out(self, k: int) -> tuple:
+        """(output path, index within it) of flat output element k."""
+        for path, shape in zip(self.out_paths, self.shapes):
+            n = int(np.prod(shape))
+            if k < n:
+                return path, [int(i) for i in np.unravel_index(k, shape)] if shape else []
+            k -= n
+        return "out", []
+
+
+def _scale(x: np.ndarray) -> np.ndarray:
+    """Per element: the size a step is measured in (the element's, or the leaf's rms)."""
+    rms = float(np.sqrt(np.mean(np.abs(x) ** 2))) if x.size else 1.0
+    return np.maximum(np.abs(x), rms if rms > 0 else 1.0)
+
+
+class Mlx:
+    """MLX's derivatives of the problem with every leaf cast for `dtype`."""
+
+    def __init__(self, setup: Setup, dtype: str):
+        import mlx.core as mx
+        self.s, self.dtype = setup, dtype
+        self.arrays = [to_mx(p, leaf_dtype(c, dtype)) for p, c in zip(setup.points, setup.complex)]
+        outs = setup.problem.call(self.arrays)
+        self.cots = [to_mx(v, _dt(y)) for v, y in zip(setup.cot, outs)]
+        self.fn = lambda *a: setup.problem.call(list(a))
+        _, g = mx.vjp(self.fn, self.arrays, self.cots)
+        self.grads = [to_np(x) for x in g]
+
+    def tangent(self, j: int, u) -> list:
+        return [to_mx(u if i == j else np.zeros(a.shape), _dt(a)) for i, a in enumerate(self.arrays)]
+
+    def jvp(self, tangents: list) -> np.ndarray:
+        import mlx.core as mx
+        return flat([to_np(y) for y in mx.jvp(self.fn, self.arrays, tangents)[1]])
+
+
+def _dt(x) -> str:
+    return str(x.dtype).rsplit(".", 1)[-1]
+
+
+# Unit roundoff of MLX's arithmetic in each dtype (float64: its kernels are float32-accurate).
+UNIT = {"float32": 2.0 ** -24, "complex64": 2.0 ** -24, "float64": 2.0 ** -24,
+        "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+
+
+def rounding_floor(dtype: str, size):
+    """16 u times a size: what rounding in `dtype` leaves of a derivative that is 0 by
+    cancellation (at a stationary point, say), for a derivative of f's size per unit x."""
+    return 16 * UNIT[dtype] * np.asarray(size, dtype=float)
+
+
+def judge(got, want, err, kink, tol: tuple, scale=None, floor=0.0) -> tuple:
+    """(fail mask, allowed) elementwise: |got - want| <= atol S + rtol |want| + err + floor,
+    S the comparison's magnitude, floor the dtype's rounding of a derivative of f's size
+    (rounding_floor); kinks and undecided oracle values are not judged."""
+    atol, rtol = tol
+    got, want = np.asarray(got), np.asarray(want)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if scale is None:
+            scale = max(np.max(np.abs(want), initial=0.0, where=np.isfinite(want)),
+                        np.max(np.abs(got), initial=0.0, where=np.isfinite(got)))
+        allowed = atol * scale + rtol * np.abs(want) + err + floor
+        judged = ~kink & np.isfinite(want) & np.isfinite(err)
+        fail = judged & ~(np.abs(got - want) <= allowed)
+    return fail, allowed
+
+
+def _checks(name, dtype, leaf, out, got, want, err, kink, tol, where, left_right=None, scale=None,
+            floor=0.0) -> list:
+    """The Check records of one comparison: a failure (worst element), else a pass, and a
+    not-differentiable note where the oracle found a kink."""
+    if np.size(got) != np.size(want):
+        return [Check(name, dtype, leaf, out, "fail", detail=f"MLX gives {np.size(got)} elements, "
+                      f"the oracle {np.size(want)} (a rule returns the wrong shape)")]
+    fail, allowed = judge(got, want, err, kink, tol, scale, floor)
+    got, want = np.ravel(got), np.ravel(want)
+    out_checks = []
+    if np.any(fail):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(np.ravel(fail), np.abs(got - want) / np.ravel(allowed), -1.0)
+        k = int(np.nanargmax(np.where(np.isnan(ratio), np.inf, ratio)))
+        o, idx = where(k)
+        out_checks.append(Check(name, dtype, leaf, o or out, "fail", idx, _py(got[k]), _py(want[k]),
+                                float(np.ravel(allowed)[k]), float(np.ravel(err)[k]), at={"k": k}))
+    else:
+        out_checks.append(Check(name, dtype, leaf, out, "pass"))
+    if np.any(kink):
+        k = int(np.argmax(np.ravel(kink)))
+        o, idx = where(k)
+        detail = "not differentiable here (one-sided differences disagree beyond the bound)"
+        if left_right is not None:
+            detail += f": left {left_right[0](k):.6g}, right {left_right[1](k):.6g}"
+        out_checks.append(Check(name, dtype, leaf, o or out, "not differentiable", idx, detail=detail))
+    return out_checks
+
+
+def unsupported(name: str, dtype: str, e: Exception) -> Check:
+    text = str(e).strip().splitlines()[0][:160] if str(e).strip() else ""
+    return Check(name, dtype, "all inputs", "all outputs", "unsupported", detail=f"{type(e).__name__}: {text}")
+
+
+def _py(x):
+    x = complex(x) if np.iscomplexobj(x) else float(x)
+    return x
+
+
+def vjp_checks(m: Mlx, tol) -> list:
+    s, out = m.s, []
+    for j, path in enumerate(s.problem.paths):
+        cols = [c for c in s.columns if c.leaf == j]
+        v = flat(s.cot)
+        size = rounding_floor(m.dtype, float(np.sum(np.abs(v) * s.mag)))
+        terms = [(pair(v, c.est.value), float(np.sum(np.abs(v) * c.est.err)),
+                  bool(np.any(c.est.kink & (v != 0)))) for c in cols]
+        if s.fast:
+            got = np.array([pair(m.grads[j], c.u) for c in cols])
+            scale = max(float(np.sum(np.abs(m.grads[j] * c.u))) + float(np.sum(np.abs(v * c.est.value)))
+                        for c in cols) if cols else 0.0
+            out += _checks("vjp", m.dtype, path, "all outputs", got, np.array([t[0] for t in terms]),
+                           np.array([t[1] for t in terms]), np.array([t[2] for t in terms]), tol,
+                           lambda k: ("all outputs", [f"projection {k}"]), scale=scale,
+                           floor=size * max(float(np.max(np.abs(c.u) / s.scales[j])) for c in cols))
+            continue
+        x = s.points[j]
+        want = np.zeros(x.size, complex if s.complex[j] else float)
+        err, kink = np.zeros(x.size), np.zeros(x.size, bool)
+        for c, (w, e, kk) in zip(cols, terms):
+            sc = float(s.scales[j].reshape(-1)[c.index])
+            want[c.index] += (1j if c.imag else 1.0) * w / sc
+            err[c.index] += e / sc
+            kink[c.index] |= kk
+        shape = x.shape
+        checks = _checks("vjp", m.dtype, path, "all outputs", m.grads[j].reshape(-1), want, err, kink, tol,
+                         lambda k: ("all outputs", [int(i) for i in np.unravel_index(k, shape)]),
+                         floor=size / s.scales[j].reshape(-1))
+        for ch in checks:
+            if ch.at is not None:
+                ch.at = {"leaf": j, "element": ch.at["k"]}
+        out += checks
+    return out
+
+
+def _badness(ch: Check) -> float:
+    """How far a failure is outside its allowance (a wrong shape: infinitely)."""
+    if ch.got is None or ch.want is None:
+        return np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = abs(ch.got - ch.want) / max(ch.allowed, 1e-300)
+    return np.inf if np.isnan(r) else r
+
+
+def jvp_checks(m: Mlx, tol) -> list:
+    """Per leaf: the worst failing direction and the first kink, else a pass."""
+    s, out = m.s, []
+    for j, path in enumerate(s.problem.paths):
+        found = []
+        for c in [c for c in s.columns if c.leaf == j]:
+            got = m.jvp(m.tangent(j, c.u))
+            idx = None if c.index is None else [int(i) for i in np.unravel_index(c.index, s.points[j].shape)]
+            checks = _checks("jvp", m.dtype, path, "out", got, c.est.value, c.est.err, c.est.kink, tol,
+                             s.where_out, (lambda k, c=c: float(np.real(c.est.left[k])),
+                                           lambda k, c=c: float(np.real(c.est.right[k]))),
+                             floor=rounding_floor(m.dtype, s.mag) * float(np.max(np.abs(c.u) / s.scales[j])))
+            for ch in checks:   # the input element is the direction's, the index the output's
+                if ch.at is not None and not s.fast:
+                    ch.at = {"leaf": j, "element": c.index, "imag": c.imag, "out": ch.at["k"]}
+                ch.output = f"{ch.output}{ch.index or ''}"
+                ch.index = None if s.fast else (idx + ["imag"] if c.imag else idx)
+                if s.fast and ch.status != "pass":
+                    ch.detail = (ch.detail + " (along a random direction)").strip()
+            found += [ch for ch in checks if ch.status != "pass"]
+        fails = [ch for ch in found if ch.status == "fail"]
+        kinks = [ch for ch in found if ch.status == "not differentiable"]
+        worst = max(fails, key=_badness, default=None)
+        out += [worst or Check("jvp", m.dtype, path, "all outputs", "pass")] + kinks[:1]
+    return out
+
+
+
+
+def identity_checks(m: Mlx, tol, k: int) -> list:
+    """<v, J u> (mx.jvp) against <J^T v, u> (mx.vjp). Both are rounded results of sums
+    whose terms can cancel to near 0; the allowance's magnitude is at least the rounding
+    floor 16 u |v| |f| max|u|/rms(x) (u the dtype's unit roundoff): the size of a
+    derivative of f's scale, rounded."""
+    s = m.s
+    v = flat(s.cot)
+    mags = np.abs(v) * np.abs(s.f0)
+    lhs, rhs, scale = [], [], 0.0
+    for _ in range(k):
+        us = [s.random(p.shape, c) for p, c in zip(s.points, s.complex)]
+        ju = m.jvp([to_mx(u, _dt(a)) for u, a in zip(us, m.arrays)])
+        lhs.append(pair(v, ju))
+        rhs.append(sum(pair(g, u) for g, u in zip(m.grads, us)))
+        per_x = max((float(np.max(np.abs(u) / sc)) for u, sc in zip(us, s.scales) if u.size), default=0.0)
+        floor = float(rounding_floor(m.dtype, np.sum(mags))) * per_x / tol[0]
+        scale = max(scale, floor, float(np.sum(np.abs(v * ju))) + sum(float(np.sum(np.abs(g * u)))
+                                                                         for g, u in zip(m.grads, us)))
+    return _checks("identity <v, J u> = <J^T v, u>", m.dtype, "all inputs", "all outputs", np.array(lhs),
+                   np.array(rhs), np.zeros(k), np.zeros(k, bool), tol,
+                   lambda i: ("all outputs", [f"direction {i}"]), scale=scale)
