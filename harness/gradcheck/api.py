@@ -8,7 +8,8 @@ from .report import GradcheckError, Report
 
 
 def gradcheck(fn, inputs, *, order=1, transforms=options.TRANSFORMS, dtypes=None, tolerances=None,
-              fast=None, projections=2, seed=0, raise_exception=True, shrink=5.0, device=None) -> Report:
+              fast=None, projections=2, seed=0, raise_exception=True, shrink=5.0, device=None,
+              isolated=False) -> Report:
     """Check fn's gradients in MLX against fn itself differentiated numerically in float64.
 
     fn: a function of arrays or of pytrees (dicts, lists, tuples) of arrays returning an
@@ -44,6 +45,10 @@ def gradcheck(fn, inputs, *, order=1, transforms=options.TRANSFORMS, dtypes=None
         counterexample (0: none); the message then ends with a standalone reproducer.
     device: None (the default device), "cpu" or "gpu" for MLX's side; the oracle
         always runs on the CPU (MLX's float64 is CPU only).
+    isolated: False (default) avoids the calls known to kill the process on MLX 0.32.4
+        (shapeless compile with an input holding a size-1 axis; the report says "not
+        tried" and why); True tries them: for a caller that runs gradcheck in a process
+        of its own and takes a crash as a finding (mlx-vjpcheck sweep does).
 
     The oracle is fn evaluated with float64 leaves on the CPU, differentiated by
     Richardson-extrapolated central differences with a stated error bound that counts
@@ -55,7 +60,7 @@ def gradcheck(fn, inputs, *, order=1, transforms=options.TRANSFORMS, dtypes=None
     excuse nothing elsewhere.
     """
     opts = options.check(order, transforms, dtypes, tolerances, fast, projections, seed,
-                         raise_exception, shrink, device)
+                         raise_exception, shrink, device, isolated)
     if not isinstance(inputs, (tuple, list)):
         raise TypeError(f"gradcheck: inputs must be a tuple or list of fn's positional arguments, "
                         f"not {type(inputs).__name__}")

@@ -103,9 +103,14 @@ def _size_one_axis(arrays: list) -> bool:
     return any(a.ndim >= 2 and 1 in a.shape for a in arrays)
 
 
-def _smaller(m, f, extras) -> list | None:
+CRASH_PRONE = ("shapeless compile not tried: an input has a size-1 axis, and MLX 0.32.4's shapeless "
+               "compile of a reduction over such an axis kills the process (SIGSEGV/SIGFPE); "
+               "gradcheck(..., isolated=True) in a process of its own tries it")
+
+
+def _smaller(m, f, extras, isolated=False) -> list | str | None:
     """Arguments at a smaller shape fn runs at (the positional inputs' first axis cut by
-    one; the cotangents or tangents cut alike or kept), or None."""
+    one; the cotangents or tangents cut alike or kept), None, or why it is not tried."""
     import mlx.core as mx
     if m.s.problem.module is not None:
         # each call installs the parameters with module.update: state mutated inside the
@@ -113,11 +118,13 @@ def _smaller(m, f, extras) -> list | None:
         # same graph written as a pure function is right (MLX 0.32.4): not tried
         return None
     small = _cut(m.arrays, 0)
+    if all(c is a for c, a in zip(small, m.arrays)):
+        return None
     # MLX 0.32.4 crashes the process (SIGSEGV/SIGFPE) evaluating a reduction over a
     # size-1 axis under shapeless compile (mx.sum(x, axis=0) for x of shape (1, 4)):
-    # inputs with such an axis are not tried
-    if all(c is a for c, a in zip(small, m.arrays)) or _size_one_axis(list(m.arrays) + list(extras)):
-        return None
+    # in the caller's own process such inputs are not tried, and the report says so
+    if not isolated and _size_one_axis(list(m.arrays) + list(extras)):
+        return CRASH_PRONE
     for ext in (_cut(extras, 0), list(extras)):
         try:
             mx.eval(f(*small, *ext))
@@ -127,7 +134,7 @@ def _smaller(m, f, extras) -> list | None:
     return None
 
 
-def compile_checks(m, tol, with_jvp: bool) -> list:
+def compile_checks(m, tol, with_jvp: bool, isolated: bool = False) -> list:
     import mlx.core as mx
     out = []
     for what, (f, extras) in _functions(m, with_jvp).items():
@@ -140,7 +147,10 @@ def compile_checks(m, tol, with_jvp: bool) -> list:
             # a gradient of the wrong shape (a custom rule's defect, failed by the vjp check)
             # can crash MLX's shapeless compile: not attempted then
             wrong_shape = any(g.shape != p.shape for g, p in zip(m.grads, m.s.points))
-            small = _smaller(m, f, extras) if shapeless and not wrong_shape else None
+            small = _smaller(m, f, extras, isolated) if shapeless and not wrong_shape else None
+            if shapeless and isinstance(small, str):
+                out.append(Check(name, m.dtype, "all inputs", "all outputs", "not tried", detail=small))
+                continue
             if shapeless and small is None:
                 continue
             try:

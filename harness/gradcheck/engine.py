@@ -89,7 +89,7 @@ def _one_dtype(setup, dtype: str, opts) -> list:
     runs = [("vjp", lambda m: transforms.vjp_checks(m, tol)), ("jvp", lambda m: transforms.jvp_checks(m, tol)),
             ("identity", lambda m: transforms.identity_checks(m, tol, opts.projections)),
             ("vmap", lambda m: consistency.vmap_checks(m, tol, "jvp" in opts.transforms)),
-            ("compile", lambda m: consistency.compile_checks(m, tol, "jvp" in opts.transforms))]
+            ("compile", lambda m: consistency.compile_checks(m, tol, "jvp" in opts.transforms, opts.isolated))]
     with mx.stream(device):
         try:
             m = transforms.Mlx(setup, dtype)

@@ -26,6 +26,7 @@ class Options:
     raise_exception: bool
     shrink: float
     device: str | None
+    isolated: bool = False
 
 
 def _bad(name: str, value, want: str, kind=ValueError):
@@ -69,16 +70,18 @@ def _int(name, value, low: int, high: int | None = None) -> int:
 
 
 def check(order=1, transforms=TRANSFORMS, dtypes=None, tolerances=None, fast=None, projections=2,
-          seed=0, raise_exception=True, shrink=5.0, device=None) -> Options:
+          seed=0, raise_exception=True, shrink=5.0, device=None, isolated=False) -> Options:
     if fast not in (None, True, False):
         _bad("fast", fast, "None (auto), True or False", TypeError)
     if not isinstance(raise_exception, bool):
         _bad("raise_exception", raise_exception, "True or False", TypeError)
     if isinstance(shrink, bool) or not isinstance(shrink, (int, float)) or shrink < 0:
         _bad("shrink", shrink, "seconds >= 0 to spend shrinking a failure (0: do not shrink)")
+    if not isinstance(isolated, bool):
+        _bad("isolated", isolated, "True or False", TypeError)
     if device not in (None, "cpu", "gpu"):
         _bad("device", device, "None (the default device), 'cpu' or 'gpu'")
     return Options(_int("order", order, 1, 2), _names("transforms", transforms, TRANSFORMS),
                    None if dtypes is None else _names("dtypes", dtypes, DTYPES), _tolerances(tolerances),
                    fast, _int("projections", projections, 1), _int("seed", seed, 0), raise_exception,
-                   float(shrink), device)
+                   float(shrink), device, isolated)

@@ -85,15 +85,22 @@ class Report:
     def message(self) -> str:
         fails = self.failures
         head = (f"gradcheck: {len(fails)} of {len(self.checks)} checks failed ({self.mode} mode)"
-                if fails else f"gradcheck: all {len(self.checks)} checks passed ({self.mode} mode)")
+                if fails else self._passed_head())
         lines = [head] + [c.line() for c in fails]
-        lines += [c.line() for c in self.checks if c.status in ("not differentiable", "unsupported")]
+        lines += [c.line() for c in self.checks if c.status in ("not differentiable", "unsupported", "not tried")]
         lines += [f"note: {n}" for n in self.notes]
         if self.shrunk:
             lines.append(f"minimal counterexample: {self.shrunk}")
         if self.reproducer:
             lines += ["reproducer (save and run with python):", self.reproducer]
         return "\n".join(lines)
+
+    def _passed_head(self) -> str:
+        passed = sum(c.status == "pass" for c in self.checks)
+        if passed == len(self.checks):
+            return f"gradcheck: all {passed} checks passed ({self.mode} mode)"
+        return (f"gradcheck: no check failed: {passed} passed, {len(self.checks) - passed} not judged "
+                f"(listed below) ({self.mode} mode)")
 
     def __str__(self) -> str:
         return self.message()

@@ -54,7 +54,8 @@ def one(entry_id: str, corner_name: str, seed: int, shrink: float = 0.0) -> dict
     if why:
         return dict(rec, status="not applicable", detail=why)
     dtypes = None if corner.dtype in ("float32", "complex64") else [corner.dtype]
-    report = gradcheck(case.fn, xs, dtypes=dtypes, raise_exception=False, shrink=shrink, seed=seed)
+    # isolated: this runs in a sweep worker, where a crash is a finding of its own
+    report = gradcheck(case.fn, xs, dtypes=dtypes, raise_exception=False, shrink=shrink, seed=seed, isolated=True)
     kept = [c for c in report.to_json()["checks"] if c["status"] != "pass"]
     status = "fail" if report.failures else "pass"
     return dict(rec, status=status, checks=kept, total=len(report.checks), notes=list(report.notes),

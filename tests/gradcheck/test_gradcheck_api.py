@@ -130,3 +130,20 @@ def test_report_to_json_is_strict():
     r = gradcheck(mx.sin, (X,), transforms=("vjp",))
     data = jsonio.loads(jsonio.dumps(r.to_json()))
     assert data["passed"] is True and data["checks"][0]["transform"] == "vjp"
+
+
+def test_a_crash_prone_shapeless_call_is_not_tried_in_process_and_says_so():
+    """MLX 0.32.4 can kill the process compiling a reduction over a size-1 axis shapeless:
+    in the caller's own process gradcheck does not try it and the report says so; isolated=True
+    (a process of its own, as the sweep's workers) tries it."""
+    import mlx.core as mx
+    from mlx_vjpcheck import gradcheck
+    f = lambda x: mx.sum(x, axis=1)   # noqa: E731
+    plain = gradcheck(f, [mx.ones((3, 1))], raise_exception=False, shrink=0)
+    tried = gradcheck(f, [mx.ones((3, 1))], raise_exception=False, shrink=0, isolated=True)
+    name = "compile(vjp, shapeless)"
+    assert [c.status for c in plain.checks if c.transform == name] == ["not tried"]
+    assert "not tried" in plain.message() and "no check failed" in plain.message()
+    assert [c.status for c in tried.checks if c.transform == name] == ["pass"]
+    with pytest.raises(TypeError, match="isolated"):
+        gradcheck(f, [mx.ones((3, 1))], isolated="yes")
