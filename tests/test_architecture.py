@@ -27,6 +27,7 @@ LAYERS = {
     "validation": {"core", "ops", "cases", "judging", "evidence", "versions"},
     "fuzz": {"core", "ops", "cases", "judging", "evidence", "running"},
     "native": {"core", "ops", "cases", "judging", "evidence", "running", "fuzz"},
+    "gate": {"core", "ops", "cases", "judging", "evidence", "running", "fuzz", "native"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
 }
 

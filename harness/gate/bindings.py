@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..evidence import atomic
-from . import build as nb
+from ..native import build as nb
 from . import cache as native_cache
 
 ROOT_NAME = "mlx-bindings"

@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build as nb
+from ..native import build as nb
 from . import cache as native_cache
 from . import headers as nh
 

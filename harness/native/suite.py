@@ -137,15 +137,17 @@ def _one_process(binary, input_path, names, start, run: NativeRun, execute, extr
     return current + 1
 
 
-def run_binary(binary, input_path, execute=None) -> NativeRun:
-    """Run every scenario of input_path, restarting after the one that crashed.
+def run_binary(binary, input_path, execute=None, extra=(), decode=None) -> NativeRun:
+    """Run every scenario of input_path, restarting after the one that crashed: the C++
+    suite, or the scenario worker on a gate's build (`binary` an argv prefix; `extra`
+    and `decode` as for _one_process).
 
     `execute(argv) -> (returncode, stdout, stderr)` lets a caller record each process."""
     with open(input_path, encoding="utf-8") as fh:
         names = [s["name"] for s in json.load(fh)["scenarios"]]
     run, start = NativeRun(), 0
     while start < len(names):
-        start = _one_process(binary, input_path, names, start, run, execute or _subprocess)
+        start = _one_process(binary, input_path, names, start, run, execute or _subprocess, extra, decode)
     return run
 
 
