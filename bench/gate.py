@@ -9,13 +9,13 @@ Usage: python bench/gate.py --mlx-source DIR --mlx-build DIR [--opt O0|as-built]
 
 Figures (each printed with its target):
 * one-time bindings build (--cold only): MLX's Python bindings, nanobind and
-  the C++ tests compiled into an empty cache (harness/native/bindings.py):
+  the C++ tests compiled into an empty cache (harness/gate/bindings.py):
   seconds and disk. Stated, no target.
 * cold gate (--cold only): build_and_test.py into that empty cache (bindings,
   units, links, suites).
 * warm gate, unchanged patch: build_and_test.py again; nothing is compiled or
   linked. Beside it, the suites alone: the same stages on the same cached
-  builds, run directly (harness/native/gate.run_suites), no run directory.
+  builds, run directly (harness/gate/suites.run_suites), no run directory.
   Target: warm <= 1.2 x suites alone.
 * changed patch, pristine cached: the patch with one more comment line in its
   first touched unit, so that unit is compiled again and the patched builds are

@@ -5,7 +5,7 @@ Usage: python bench/moe.py --mlx-source DIR --mlx-build DIR [--opt as-built|O0] 
                            [--shape TOKENS HIDDEN FFN EXPERTS] [--repeat R] [--rounds N]
        (defaults: $MLX_SOURCE_ROOT, $MLX_CPU_BUILD, as-built, 2048 512 1024 8, 5, 6)
 
-Builds the gate's two binaries (harness/native/gate.py: the touched units
+Builds the gate's two binaries (harness/gate/build.py: the touched units
 compiled pristine and patched with the build's own flags, linked ahead of
 libmlx.a) and runs each binary's `--bench-moe` mode: Y[t] = X[t] @ W[e_t] with
 sorted expert ids e_t (rows spread evenly over the experts, as after a MoE

@@ -9,7 +9,7 @@ Usage: python bench/speed.py --mlx-source DIR --mlx-build DIR [--opt as-built|O0
 
 bench/speed.json says which diffs of the series need a speed check and which workloads
 (native/src/workloads.cpp: a realistic, non-defective call of the op and its gradient)
-time each. The gate's two binaries are built (harness/native/gate.py: the touched units
+time each. The gate's two binaries are built (harness/gate/build.py: the touched units
 compiled pristine and patched with the build's own flags, linked ahead of libmlx.a):
 once for the whole series, and with --per-patch once more per named diff, alone. Each
 binary's `--bench WORKLOAD R` runs one warm-up and R timed iterations of forward +

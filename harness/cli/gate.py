@@ -7,11 +7,11 @@ everything this project checks.
 
 The touched units are compiled pristine and patched and linked ahead of the
 build's static libmlx.a twice, each time into MLX's Python package, MLX's C++
-test binary and this project's C++ suite (harness/native/gate.py). Both builds
+test binary and this project's C++ suite (harness/gate/). Both builds
 then run every scenario of every op (catalog, regression corpus, --scenarios),
 the C++ suite, and MLX's own Python and C++ tests. With --fuzz, the Python
-fuzzer searches both builds instead (harness/native/pyfuzz.py); with --replay,
-the recorded gate evidence is rebuilt and run again (harness/native/replay.py).
+fuzzer searches both builds instead (harness/gate/pyfuzz.py); with --replay,
+the recorded gate evidence is rebuilt and run again (harness/gate/replay.py).
 
 Exit: 0 when pristine reproduces every expected defect of the ops in the
 patch's scope, patched passes all their scenarios, nothing pristine passes
@@ -214,7 +214,7 @@ def gate_main(args, project: Project, scenarios) -> int:
 
 
 def fuzz_main(args, gate, fixes, t_start) -> int:
-    """--fuzz: the Python fuzzer against both builds (harness/native/pyfuzz.py)."""
+    """--fuzz: the Python fuzzer against both builds (harness/gate/pyfuzz.py)."""
     from ..gate import pyfuzz
     state = pyfuzz.run(args, gate, fixes, say)
     if "failed" in state:

@@ -27,6 +27,7 @@ import sys
 import time
 import traceback
 
+from ..core.exits import died
 from ..judging.gate_verdict import GOOD, handoff_problems, mlx_confirmed, mlx_flaky, mlx_key, mlx_regressions
 from ..judging.gate_verdict import MLX_RERUNS as RERUNS
 from ..judging.gate_verdict import mlx_change as rule_change
@@ -250,10 +251,7 @@ def run_python(start_dir, execute, pattern_filter=None, max_restarts: int = 50, 
 
 
 def _death(rc: int, err: str) -> str:
-    import signal
-    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
-    tail = err.strip().splitlines()[-1:] if err.strip() else []
-    return f"process died ({how})" + (f": {tail[0][:300]}" if tail else "")
+    return died(rc, err)
 
 
 # --- C++: doctest's XML reporter --------------------------------------------------------------

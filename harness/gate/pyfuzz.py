@@ -21,9 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from ..evidence import atomic, paths
@@ -90,38 +88,23 @@ def _argv(*extra) -> list:
 
 def side_by_side(gate, built: dict, args, env: dict) -> dict:
     """{variant: campaign out dir}, one campaign per build in parallel processes."""
+    from ..running.child import run_side_by_side
     from . import inputs as GI
     from . import suites as GS
-    env_path = gate.work / "environment.json"
-    procs = {}
-    t0 = time.perf_counter()
+    outs, commands = {}, {}
     for v, b in built.items():
-        e = dict(env, gate_variant=v)
         p = gate.work / f"environment-{v}.json"
-        atomic.write_json(p, e)
-        out = gate.work / f"fuzz-{v}"
-        argv = _argv("--time", args.fuzz, "--seed", args.seed, "--out", out, "--environment", p,
+        atomic.write_json(p, dict(env, gate_variant=v))
+        outs[v] = gate.work / f"fuzz-{v}"
+        argv = _argv("--time", args.fuzz, "--seed", args.seed, "--out", outs[v], "--environment", p,
                      *(["--max-examples", args.max_examples] if args.max_examples else []),
                      *(["--ops", args.fuzz_ops] if args.fuzz_ops else []))
-        procs[v] = (argv, out, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                cwd=GI.PACKAGE_PARENT, env=GS.python_env(b, gate)))
-    del env_path
-    outs = {}
-    try:
-        for v, (argv, out, proc) in procs.items():
-            stdout, stderr = proc.communicate()
-            gate.rec.record(f"fuzz-{v}", argv, GI.PACKAGE_PARENT, proc.returncode,
-                            round(time.perf_counter() - t0, 3), stdout, stderr)
-            if proc.returncode != 0:
-                tail = (stderr.strip().splitlines() or ["no output"])[-1]
-                raise GI.StepFailed(f"the {v} fuzz campaign failed (exit {proc.returncode}): {tail[:300]}")
-            outs[v] = out
-    except BaseException:
-        for _, _, proc in procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait()
-        raise
+        commands[v] = (argv, GS.python_env(b, gate))
+    for v, (rc, stdout, stderr, seconds) in run_side_by_side(commands, cwd=GI.PACKAGE_PARENT).items():
+        gate.rec.record(f"fuzz-{v}", commands[v][0], GI.PACKAGE_PARENT, rc, seconds, stdout, stderr)
+        if rc != 0:
+            tail = (stderr.strip().splitlines() or ["no output"])[-1]
+            raise GI.StepFailed(f"the {v} fuzz campaign failed (exit {rc}): {tail[:300]}")
     return outs
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from ..core import checks, jsonio, resources, verdict
 from ..core import scenario as scenario_mod
+from ..core.exits import died
 from ..evidence import atomic, results
 
 NATIVE_DIR = resources.native_dir()
@@ -96,10 +96,7 @@ class NativeRun:
 
 
 def _crash_record(name: str, rc: int, stderr: str) -> dict:
-    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
-    tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
-    return {"scenario": name, "device": "cpu", "checks": [], "error":
-            f"native process died ({how})" + (f": {tail[0][:300]}" if tail else ""),
+    return {"scenario": name, "device": "cpu", "checks": [], "error": died(rc, stderr, "native process"),
             "status": verdict.status([], crashed=True), "seconds": None}
 
 

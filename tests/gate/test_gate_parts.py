@@ -286,7 +286,7 @@ def test_the_validator_takes_a_flaky_mlx_test_from_the_recorded_reruns_by_the_ru
 
 
 def test_series_json_names_each_diff_s_regression_tests(tmp_path):
-    """native/patch.handoff_tests: the tests of the diffs a series lists, or of the one diff
+    """gate/patch.handoff_tests: the tests of the diffs a series lists, or of the one diff
     given; none without a manifest; a named test that is missing is refused."""
     from mlx_vjpcheck.gate import patch as NP
     (tmp_path / "tests").mkdir()
