@@ -217,11 +217,16 @@ def fuzz_main(args, gate, fixes, t_start) -> int:
     """--fuzz: the Python fuzzer against both builds (harness/gate/pyfuzz.py)."""
     from ..gate import pyfuzz
     state = pyfuzz.run(args, gate, fixes, say)
-    if "failed" in state:
-        print(f"build_and_test: {state['failed']}", file=sys.stderr)
+    return _fuzz_report(state.get("failed"), state, pyfuzz.verdict, args, t_start)
+
+
+def _fuzz_report(failed, state: dict, verdict, args, t_start) -> int:
+    """Both fuzz modes end alike: a failed step (exit 2), else the tables and the verdict line."""
+    if failed:
+        print(f"build_and_test: {failed}", file=sys.stderr)
         return 2
     print_fuzz(state["summary"], state["campaigns"])
-    code, line = pyfuzz.verdict(state["summary"], state["campaigns"])
+    code, line = verdict(state["summary"], state["campaigns"])
     print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {args.out}")
     return code
 
@@ -256,13 +261,7 @@ def fuzz_native_main(args, gate, t_start) -> int:
         state.update(summary=summary, campaigns=campaigns)
         return {}
     outcome = GR.staged_run(gate, args.out, body, "native-fuzz", args.replace)
-    if "failed" in outcome:
-        print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
-        return 2
-    print_fuzz(state["summary"], state["campaigns"])
-    code, line = native_fuzz.verdict(state["summary"], state["campaigns"])
-    print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {args.out}")
-    return code
+    return _fuzz_report(outcome.get("failed"), state, native_fuzz.verdict, args, t_start)
 
 
 # --- tables -------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 
-from ..core.exits import died
+from ..core.exits import died, exit_text
 from ..judging.gate_verdict import GOOD, handoff_problems, mlx_confirmed, mlx_flaky, mlx_key, mlx_regressions
 from ..judging.gate_verdict import MLX_RERUNS as RERUNS
 from ..judging.gate_verdict import mlx_change as rule_change
@@ -238,7 +238,7 @@ def run_python(start_dir, execute, pattern_filter=None, max_restarts: int = 50, 
         if current is None:
             if rc != 0 and c is None:
                 tail = (err.strip().splitlines() or ["(no output)"])[-1]
-                raise RuntimeError(f"MLX's Python tests could not start (exit {rc}): {tail[:300]}")
+                raise RuntimeError(f"MLX's Python tests could not start ({exit_text(rc, 'exit')}): {tail[:300]}")
             break
         tid, index = current
         results[tid] = {"id": tid, "outcome": "crashed", "seconds": None, "detail": _death(rc, err)}
@@ -345,7 +345,7 @@ def run_cpp(binary, work_dir, execute, pattern_filter=None, max_restarts: int = 
         if current is None:
             if rc != 0 and not cases:
                 tail = (err.strip().splitlines() or ["(no output)"])[-1]
-                raise RuntimeError(f"MLX's C++ tests could not start (exit {rc}): {tail[:300]}")
+                raise RuntimeError(f"MLX's C++ tests could not start ({exit_text(rc, 'exit')}): {tail[:300]}")
             break
         results[_unique(results, current)] = {"id": current, "outcome": "crashed", "seconds": None,
                                               "detail": _death(rc, err)}

@@ -24,6 +24,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..core.exits import exit_text
 from ..evidence import atomic, paths
 
 SCHEMA = "mlx-vjpcheck/gate-fuzz/1"
@@ -104,7 +105,7 @@ def side_by_side(gate, built: dict, args, env: dict) -> dict:
         gate.rec.record(f"fuzz-{v}", commands[v][0], GI.PACKAGE_PARENT, rc, seconds, stdout, stderr)
         if rc != 0:
             tail = (stderr.strip().splitlines() or ["no output"])[-1]
-            raise GI.StepFailed(f"the {v} fuzz campaign failed (exit {rc}): {tail[:300]}")
+            raise GI.StepFailed(f"the {v} fuzz campaign failed ({exit_text(rc, 'exit')}): {tail[:300]}")
     return outs
 
 
@@ -121,8 +122,8 @@ def recheck(gate, built: dict, scenarios: list) -> dict:
         e = gate.rec.run(f"recheck-{v}", _argv("--recheck", path, "--out", res), GI.PACKAGE_PARENT,
                          env=GS.python_env(b, gate))
         if e["exit_code"] != 0:
-            raise GI.StepFailed(f"running the findings again on the {v} build failed (exit {e['exit_code']}): "
-                               f"see {{out}}/{e['stderr']}")
+            raise GI.StepFailed(f"running the findings again on the {v} build failed "
+                                f"({exit_text(e['exit_code'], 'exit')}): see {{out}}/{e['stderr']}")
         out[v] = {r["scenario"]: r for r in json.loads(res.read_text(encoding="utf-8"))}
     return out
 

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.exits import exit_text
 from ..evidence import atomic, paths
 from ..native import suite as native_suite
 from . import cache as native_cache
@@ -62,7 +63,7 @@ def import_check(gate: Gate, variant: nvar.Variant) -> dict:
     except (ValueError, IndexError):
         info = None
     if e["exit_code"] != 0 or not info:
-        raise StepFailed(f"the {variant.name} MLX package does not import (exit {e['exit_code']}): "
+        raise StepFailed(f"the {variant.name} MLX package does not import ({exit_text(e['exit_code'], 'exit')}): "
                          f"see {{out}}/{e['stderr']}")
     if not str(Path(info["file"]).resolve()).startswith(str(variant.path.resolve())):
         raise StepFailed(f"the {variant.name} build is not the mlx that Python imports ({info['file']}): "

@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.exits import exit_text
 from ..core.scenario import Scenario
 from ..evidence import atomic, paths, rundir
 from . import server as native_server
@@ -147,7 +148,7 @@ def side_by_side(binaries: dict, work: Path, seed: int, budget_s: float, max_cas
             log(f"fuzz-{variant}", argvs[variant], rc, seconds, out, err)
         if rc != 0:
             tail = (err.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"the {variant} fuzz campaign failed (exit {rc}): {tail}")
+            raise RuntimeError(f"the {variant} fuzz campaign failed ({exit_text(rc, 'exit')}): {tail}")
     return outs
 
 

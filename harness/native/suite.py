@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core import checks, jsonio, resources, verdict
 from ..core import scenario as scenario_mod
-from ..core.exits import died
+from ..core.exits import died, exit_text
 from ..evidence import atomic, results
 
 NATIVE_DIR = resources.native_dir()
@@ -82,7 +82,7 @@ def _build_wheel(build_dir: Path, log, say) -> Path:
                         "stderr": out.stderr})
         if out.returncode != 0:
             tail = (out.stderr.strip() or out.stdout.strip()).splitlines()[-1:] or ["(no output)"]
-            raise NativeError(f"{' '.join(argv[:2])} failed (exit {out.returncode}): {tail[0]}")
+            raise NativeError(f"{' '.join(argv[:2])} failed ({exit_text(out.returncode, 'exit')}): {tail[0]}")
     return build_dir / BINARY
 
 
@@ -128,7 +128,7 @@ def _one_process(binary, input_path, names, start, run: NativeRun, execute, extr
     if current is None:
         if rc != 0:   # died outside any scenario: a broken binary, not a case
             tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise NativeError(f"failed before running a scenario (exit {rc}): {tail}")
+            raise NativeError(f"failed before running a scenario ({exit_text(rc, 'exit')}): {tail}")
         return len(names)
     run.records.append(_crash_record(names[current], rc, stderr))
     return current + 1

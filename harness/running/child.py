@@ -113,6 +113,20 @@ def run_side_by_side(commands: dict, cwd=None, grace_s: float = 10.0) -> dict:
     return out
 
 
+class OwnsChild:
+    """A client of one `Child` (`self.child`: the fuzz worker's pool, the native server):
+    closing it closes the child, and a with block closes it however it is left."""
+
+    def close(self):
+        self.child.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 class Child:
     """`request(line)` returns (answer, None) or (None, death); `hello` is the
     ready message of the process now running."""

@@ -12,7 +12,7 @@ import tempfile
 
 from ..core import scenario as scenario_mod
 from ..core import verdict
-from ..core.exits import died
+from ..core.exits import died, exit_text
 from ..evidence import atomic
 from .child import Watchdog, ended_on_interrupt
 
@@ -106,7 +106,7 @@ def _one_worker(scenarios, path, device, start, records, on_record, procs=None) 
         stderr = err.read()
     if current is None:
         if rc != 0:
-            raise WorkerError(f"the worker failed before running a scenario (exit {rc}): "
+            raise WorkerError(f"the worker failed before running a scenario ({exit_text(rc, 'exit')}): "
                               f"{(stderr.strip().splitlines() or ['(no output)'])[-1]}")
         return len(scenarios)
     rec = _crash_record(scenarios[current], device, rc, stderr, watchdog.fired)
