@@ -116,6 +116,18 @@ def test_the_package_top_level_is_stages_not_a_flat_list_of_modules():
     assert set(LAYERS) | {"cli"} == set(stages)
 
 
+def test_the_gate_is_one_stage_sharing_one_verdict_module_with_the_validator():
+    """harness/gate/ holds the gate; its rules are judging/gate_verdict.py, which the
+    validator's re-derivation imports too (no second copy of the rules anywhere)."""
+    graph = _graph()
+    assert not (PKG / "native" / "gate.py").exists()
+    for user in ("gate.compare", "gate.mlxtests", "validation.native"):
+        assert "judging.gate_verdict" in graph[user], user
+    assert not {"judging.gate_rules", "judging.mlx_test_rules"} & set(graph)
+    assert not [m for m in graph if m.startswith("native.") and m.split(".")[1] in
+                ("gate", "replay", "pyfuzz", "mlxtests", "bindings", "variants", "headers", "patch")]
+
+
 def test_every_subpackage_is_shipped():
     tomllib = pytest.importorskip("tomllib")
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]

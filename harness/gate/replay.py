@@ -273,67 +273,86 @@ def main(args, project, say, check) -> int:
     t0 = time.perf_counter()
     files = load_evidence(args.replay, check)
     rec = recorded_gate(files)
-    src = GI.check_source(Path(args.mlx_source), project)
-    have = environment.git_commit(src)
-    if have != rec["commit"]:
-        raise GI.InputError(f"--mlx-source {src} is at {have or 'no git commit'}, the evidence was recorded on "
-                           f"{rec['commit']}: check that commit out (git -C {src} checkout {rec['commit']}) "
-                           "and build it as native/BUILD.md says")
+    src = _checkout_at(GI.check_source(Path(args.mlx_source), project), rec["commit"])
     try:
         rundir.check_target(args.out, "native-gate", args.replace)
     except rundir.OutDirError as e:
         raise GI.InputError(str(e))
     with tempfile.TemporaryDirectory(prefix="vjpcheck-replay-") as t:
-        patch = Path(t) / "patch.diff"
-        patch.write_text(rec["patch"], encoding="utf-8")
-        scen_file = Path(t) / "scenarios.json"
-        scen_file.write_text(rec["scenarios"], encoding="utf-8")
-        from ..cases import files as F
-        try:
-            entries = recorded_entries(files, F.load_entries(scen_file))
-        except F.ScenarioFileError as e:
-            raise GI.InputError(f"the evidence's scenarios.json: {e}")
-        gate = GI.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
-                         fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"],
-                         handoff=recorded_handoff(rec["tests"], say))
-        gate.say = say
-        gate.hang_s = getattr(args, "hang_timeout", GI.HANG_S)
-        if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != nb.sha256_file(gate.archive):
-            say("note: this libmlx.a differs from the recorded one (another build of the same commit)")
-        say(f"replaying {args.replay}: commit {rec['commit'][:12]}, --opt {rec['opt']}, "
-            f"stages {', '.join(rec['stages'])}")
+        gate, entries = _prepare(Path(t), files, rec, src, args, project, say)
         state = {}
 
         def body(tmp):
             ents = GC._entries(entries)
             out = GR._build_and_run(gate, ents, tmp)
-            new = {}
-            for v, data in out.get("results", {}).items():
-                new[paths.results_for(v)] = data
-            for v, data in out.get("native_results", {}).items():
-                new[(gate.native_dir + "/" if gate.native_dir else "") + paths.results_for(v)] = data
-            passing = {f: {r.get("scenario") for r in (d or {}).get("records") or []
-                           if isinstance(r, dict) and r.get("status") == "pass"}
-                       for f, d in rec["results"].items() if isinstance(d, dict)}
-            rows = compare_records(rec["results"], new, measure_again(gate, out, ents, passing))
-            tests = compare_tests(rec["tests"], out.get("mlx_tests"), rec["test_reruns"])
-            doc = {"schema": SCHEMA, "evidence": str(args.replay), "commit": rec["commit"],
-                   "records": rows, "mlx_tests": tests,
-                   "reproduced": all(r["reproduced"] for r in rows + tests)}
-            atomic.write_json(Path(tmp) / REPLAY, doc)
-            state["doc"] = doc
+            state["doc"] = _replay_document(gate, out, ents, rec, args.replay)
+            atomic.write_json(Path(tmp) / REPLAY, state["doc"])
             return out
         outcome = GR.staged_run(gate, args.out, body, "native-gate", args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
-    doc = state["doc"]
+    return _report(state["doc"], time.perf_counter() - t0, args.out)
+
+
+def _checkout_at(src: Path, commit: str) -> Path:
+    """The checkout, which must be at the recorded commit."""
+    have = environment.git_commit(src)
+    if have != commit:
+        raise GI.InputError(f"--mlx-source {src} is at {have or 'no git commit'}, the evidence was recorded on "
+                            f"{commit}: check that commit out (git -C {src} checkout {commit}) "
+                            "and build it as native/BUILD.md says")
+    return src
+
+
+def _prepare(t: Path, files: dict, rec: dict, src: Path, args, project, say) -> tuple:
+    """(the Gate of the recorded patch, stages and filter, the recorded entries), the
+    patch and scenarios written to the folder `t`."""
+    from ..cases import files as F
+    patch = t / "patch.diff"
+    patch.write_text(rec["patch"], encoding="utf-8")
+    scen_file = t / "scenarios.json"
+    scen_file.write_text(rec["scenarios"], encoding="utf-8")
+    try:
+        entries = recorded_entries(files, F.load_entries(scen_file))
+    except F.ScenarioFileError as e:
+        raise GI.InputError(f"the evidence's scenarios.json: {e}")
+    gate = GI.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
+                      fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"],
+                      handoff=recorded_handoff(rec["tests"], say))
+    gate.say = say
+    gate.hang_s = getattr(args, "hang_timeout", GI.HANG_S)
+    if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != nb.sha256_file(gate.archive):
+        say("note: this libmlx.a differs from the recorded one (another build of the same commit)")
+    say(f"replaying {args.replay}: commit {rec['commit'][:12]}, --opt {rec['opt']}, "
+        f"stages {', '.join(rec['stages'])}")
+    return gate, entries
+
+
+def _replay_document(gate, out: dict, ents: list, rec: dict, evidence) -> dict:
+    """replay.json: every recorded record and MLX test against the new run's."""
+    new = {}
+    for v, data in out.get("results", {}).items():
+        new[paths.results_for(v)] = data
+    for v, data in out.get("native_results", {}).items():
+        new[(gate.native_dir + "/" if gate.native_dir else "") + paths.results_for(v)] = data
+    passing = {f: {r.get("scenario") for r in (d or {}).get("records") or []
+                   if isinstance(r, dict) and r.get("status") == "pass"}
+               for f, d in rec["results"].items() if isinstance(d, dict)}
+    rows = compare_records(rec["results"], new, measure_again(gate, out, ents, passing))
+    tests = compare_tests(rec["tests"], out.get("mlx_tests"), rec["test_reruns"])
+    return {"schema": SCHEMA, "evidence": str(evidence), "commit": rec["commit"],
+            "records": rows, "mlx_tests": tests,
+            "reproduced": all(r["reproduced"] for r in rows + tests)}
+
+
+def _report(doc: dict, seconds: float, out) -> int:
     print_replay(doc)
     n_rec, n_tests = len(doc["records"]), len(doc["mlx_tests"])
     bad_rec = sum(not r["reproduced"] for r in doc["records"])
     bad_tests = sum(not r["reproduced"] for r in doc["mlx_tests"])
     print(f"build_and_test: replay: {n_rec - bad_rec}/{n_rec} records and {n_tests - bad_tests}/{n_tests} "
-          f"MLX tests reproduced ({time.perf_counter() - t0:.1f} s)  ->  {args.out}")
+          f"MLX tests reproduced ({seconds:.1f} s)  ->  {out}")
     return 0 if doc["reproduced"] else 1
 
 
