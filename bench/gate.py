@@ -9,13 +9,13 @@ Usage: python bench/gate.py --mlx-source DIR --mlx-build DIR [--opt O0|as-built]
 
 Figures (each printed with its target):
 * one-time bindings build (--cold only): MLX's Python bindings, nanobind and
-  the C++ tests compiled into an empty cache (harness/native/bindings.py):
+  the C++ tests compiled into an empty cache (harness/gate/bindings.py):
   seconds and disk. Stated, no target.
 * cold gate (--cold only): build_and_test.py into that empty cache (bindings,
   units, links, suites).
 * warm gate, unchanged patch: build_and_test.py again; nothing is compiled or
   linked. Beside it, the suites alone: the same stages on the same cached
-  builds, run directly (harness/native/gate.run_suites), no run directory.
+  builds, run directly (harness/gate/suites.run_suites), no run directory.
   Target: warm <= 1.2 x suites alone.
 * changed patch, pristine cached: the patch with one more comment line in its
   first touched unit, so that unit is compiled again and the patched builds are
@@ -41,9 +41,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlx_vjpcheck.native import build as nb  # noqa: E402
-from mlx_vjpcheck.native import cache as native_cache  # noqa: E402
-from mlx_vjpcheck.native import gate as G  # noqa: E402
-from mlx_vjpcheck.native import patch as native_patch  # noqa: E402
+from mlx_vjpcheck.gate import cache as native_cache  # noqa: E402
+from mlx_vjpcheck.gate import inputs as GI  # noqa: E402
+from mlx_vjpcheck.gate import build as GB  # noqa: E402
+from mlx_vjpcheck.gate import suites as GS  # noqa: E402
+from mlx_vjpcheck.gate import bindings as nbind  # noqa: E402
+from mlx_vjpcheck.gate import patch as native_patch  # noqa: E402
 
 
 def changed_patch(text: str, nonce: str) -> str:
@@ -80,7 +83,7 @@ def stages(args) -> tuple:
 
 
 def prepared(args, patch, cache, work: Path):
-    gate = G.prepare(args.mlx_source, args.mlx_build, patch, args.opt, cache=cache, stages=stages(args),
+    gate = GI.prepare(args.mlx_source, args.mlx_build, patch, args.opt, cache=cache, stages=stages(args),
                      mlx_tests_filter=args.mlx_tests_filter)
     gate.rec, gate.work = nb.Recorder(work / "rec"), work
     return gate
@@ -89,7 +92,7 @@ def prepared(args, patch, cache, work: Path):
 def suites_alone(args, patch, cache, work: Path) -> float:
     """The gate's stages on its cached builds, run directly: no compile, link or run dir."""
     gate = prepared(args, patch, cache, work)
-    built = G.build_variants(gate)   # all reused: the warm gate ran before
+    built = GB.build_variants(gate)   # all reused: the warm gate ran before
     from mlx_vjpcheck.cases import catalog, files
     entries = files.regressions() if args.corpus_only else \
         files.catalog_entries(catalog.catalog()) + files.regressions()
@@ -97,7 +100,7 @@ def suites_alone(args, patch, cache, work: Path) -> float:
     inp = native_suite.write_input([e.scenario for e in entries], work / "scenarios.json")
     rec = nb.Recorder(work / "native-rec")
     t0 = time.perf_counter()
-    G.run_suites(gate, built, inp, rec)
+    GS.run_suites(gate, built, inp, rec)
     return time.perf_counter() - t0
 
 
@@ -105,8 +108,8 @@ def floor(args, patch, cache, work: Path) -> tuple:
     """(compile s, link s): the touched units compiled from the patched text, two at a time,
     with the gate's flags, then the patched links, run directly."""
     gate = prepared(args, patch, cache, work)
-    gate.headers = G._headers(gate.project, gate.src)
-    gate.bindings = G.nbind.ensure(gate.cache_root, gate.src, gate.build, gate.commit, gate.rec,
+    gate.headers = GB._headers(gate.project, gate.src)
+    gate.bindings = nbind.ensure(gate.cache_root, gate.src, gate.build, gate.commit, gate.rec,
                                    lambda m: None, 2, False, gate.prerequisites or None, gate.headers)
     objs = {}
 
@@ -115,13 +118,13 @@ def floor(args, patch, cache, work: Path) -> tuple:
         src = work / "src" / Path(rel).name
         src.parent.mkdir(parents=True, exist_ok=True)
         src.write_text(gate.touched[rel][1], encoding="utf-8")
-        objs[rel] = work / f"{G._stem(rel)}.o"
-        return gate.rec.run(f"floor-{G._stem(rel)}", [u.compiler, *nb.with_opt(u.flags, gate.opt), "-iquote",
+        objs[rel] = work / f"{GB._stem(rel)}.o"
+        return gate.rec.run(f"floor-{GB._stem(rel)}", [u.compiler, *nb.with_opt(u.flags, gate.opt), "-iquote",
                             str((gate.src / rel).parent), "-c", src, "-o", objs[rel]], u.directory)
     t0 = time.perf_counter()
     done = native_cache.parallel(one, gate.compiled, 2)
     compile_s = time.perf_counter() - t0
-    suite = G.suite_objects(gate)
+    suite = GB.suite_objects(gate)
     first, libs = gate.first_unit, [str(gate.archive), *gate.libraries]
     mlx_objs = [str(objs[r]) for r in gate.compiled if gate.unit_group(r) == "mlx"]
     links = [[first.compiler, "-shared", "-o", work / "core.so", *gate.bindings.objects("core"), *mlx_objs,
@@ -146,7 +149,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mlx-source", default=os.environ.get("MLX_SOURCE_ROOT"))
     ap.add_argument("--mlx-build", default=os.environ.get("MLX_CPU_BUILD"))
-    ap.add_argument("--patch", default=str(G.DEFAULT_PATCH))
+    ap.add_argument("--patch", default=str(GI.DEFAULT_PATCH))
     ap.add_argument("--opt", choices=("O0", "as-built"), default="O0")
     ap.add_argument("--mlx-tests", default="python,cpp")
     ap.add_argument("--mlx-tests-filter", default=None)
@@ -168,13 +171,13 @@ def main() -> int:
         if args.cold:
             cache = str(tmp / "cache")
             gate = prepared(args, args.patch, cache, tmp / "cold-bindings")
-            gate.headers = G._headers(gate.project, gate.src)
+            gate.headers = GB._headers(gate.project, gate.src)
             t0 = time.perf_counter()
-            G.nbind.ensure(gate.cache_root, gate.src, gate.build, gate.commit, gate.rec,
+            nbind.ensure(gate.cache_root, gate.src, gate.build, gate.commit, gate.rec,
                            lambda m: None, gate.jobs, False, gate.prerequisites or None, gate.headers)
             one_time = time.perf_counter() - t0
-            size = disk(Path(cache) / G.nbind.ROOT_NAME)
-            print(f"one-time bindings build (configure + {len(json.loads(next((Path(cache) / G.nbind.ROOT_NAME).glob('objects-*/meta.json')).read_text())['units'])} objects): "
+            size = disk(Path(cache) / nbind.ROOT_NAME)
+            print(f"one-time bindings build (configure + {len(json.loads(next((Path(cache) / nbind.ROOT_NAME).glob('objects-*/meta.json')).read_text())['units'])} objects): "
                   f"{one_time:.0f} s, {size / 2**20:.1f} MiB", flush=True)
             cold, _ = gate_run(args, tmp / "cold", args.patch, cache)
             print(f"cold gate (bindings cached, units, links and suites from scratch): {cold:.1f} s", flush=True)

@@ -5,7 +5,7 @@ Usage: python bench/moe.py --mlx-source DIR --mlx-build DIR [--opt as-built|O0] 
                            [--shape TOKENS HIDDEN FFN EXPERTS] [--repeat R] [--rounds N]
        (defaults: $MLX_SOURCE_ROOT, $MLX_CPU_BUILD, as-built, 2048 512 1024 8, 5, 6)
 
-Builds the gate's two binaries (harness/native/gate.py: the touched units
+Builds the gate's two binaries (harness/gate/build.py: the touched units
 compiled pristine and patched with the build's own flags, linked ahead of
 libmlx.a) and runs each binary's `--bench-moe` mode: Y[t] = X[t] @ W[e_t] with
 sorted expert ids e_t (rows spread evenly over the experts, as after a MoE
@@ -29,14 +29,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlx_vjpcheck.native import build as nb  # noqa: E402
-from mlx_vjpcheck.native import gate as G  # noqa: E402
+from mlx_vjpcheck.gate import inputs as GI  # noqa: E402
+from mlx_vjpcheck.gate import build as GB  # noqa: E402
+from mlx_vjpcheck.gate import cache as native_cache  # noqa: E402
 
 
 def build(args, work: Path) -> dict:
-    gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, cache=args.cache,
+    gate = GI.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, cache=args.cache,
                      stages=("native",))
     gate.rec, gate.work = nb.Recorder(work / "rec"), work
-    built = G.build_variants(gate)
+    built = GB.build_variants(gate)
     return {v: b.suite_binary for v, b in built.items()}
 
 
@@ -53,7 +55,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mlx-source", default=os.environ.get("MLX_SOURCE_ROOT"))
     ap.add_argument("--mlx-build", default=os.environ.get("MLX_CPU_BUILD"))
-    ap.add_argument("--patch", default=str(G.DEFAULT_PATCH))
+    ap.add_argument("--patch", default=str(GI.DEFAULT_PATCH))
     ap.add_argument("--opt", choices=("as-built", "O0"), default="as-built")
     ap.add_argument("--cache", default=None, help="the gate's cache directory (default: its usual one)")
     ap.add_argument("--shape", type=int, nargs=4, default=(2048, 512, 1024, 8),
@@ -71,7 +73,7 @@ def main() -> int:
                 order = list(exes) if r % 2 == 0 else list(reversed(list(exes)))
                 for v in order:
                     times[v] += one(exes[v], args.shape, args.repeat)
-    except (G.InputError, nb.BuildError, G.StepFailed, G.native_cache.CompileFailed) as e:
+    except (GI.InputError, nb.BuildError, GI.StepFailed, native_cache.CompileFailed) as e:
         sys.exit(f"bench/moe.py: {e}")
     med = {v: statistics.median(ts) for v, ts in times.items()}
     T, D, F, E = args.shape

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlx_vjpcheck.native import build as nb  # noqa: E402
-from mlx_vjpcheck.native import gate as nv  # noqa: E402
+from mlx_vjpcheck.gate import inputs as GI  # noqa: E402
+from mlx_vjpcheck.gate import build as GB  # noqa: E402
 
 
 def changed_patch(text: str, nonce: str) -> str:
@@ -62,16 +63,16 @@ def floor(args, tmp: Path) -> tuple:
     as the validation does) with the same flags, and one link of the suite ahead of the
     archive."""
     import concurrent.futures as cf
-    gate = nv.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, stages=("native",))
+    gate = GI.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, stages=("native",))
     gate.rec, gate.work = nb.Recorder(tmp / "rec"), tmp
-    gate.headers = nv._headers(gate.project, gate.src)
-    suite = nv.suite_objects(gate)   # cached by the priming run
-    objs = {rel: tmp / f"{nv._stem(rel)}.o" for rel in gate.touched}
+    gate.headers = GB._headers(gate.project, gate.src)
+    suite = GB.suite_objects(gate)   # cached by the priming run
+    objs = {rel: tmp / f"{GB._stem(rel)}.o" for rel in gate.touched}
 
     def one(rel):
         unit = gate.units[rel]
         argv = [unit.compiler, *nb.with_opt(unit.flags, args.opt), "-c", gate.src / rel, "-o", objs[rel]]
-        return gate.rec.run(f"floor-compile-{nv._stem(rel)}", argv, unit.directory)
+        return gate.rec.run(f"floor-compile-{GB._stem(rel)}", argv, unit.directory)
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(gate.jobs) as pool:
         done = list(pool.map(one, gate.touched))
@@ -88,7 +89,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--mlx-source", default=os.environ.get("MLX_SOURCE_ROOT"))
     p.add_argument("--mlx-build", default=os.environ.get("MLX_CPU_BUILD"))
-    p.add_argument("--patch", default=str(nv.DEFAULT_PATCH))
+    p.add_argument("--patch", default=str(GI.DEFAULT_PATCH))
     p.add_argument("--opt", choices=("O0", "as-built"), default="O0")
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()

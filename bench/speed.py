@@ -9,7 +9,7 @@ Usage: python bench/speed.py --mlx-source DIR --mlx-build DIR [--opt as-built|O0
 
 bench/speed.json says which diffs of the series need a speed check and which workloads
 (native/src/workloads.cpp: a realistic, non-defective call of the op and its gradient)
-time each. The gate's two binaries are built (harness/native/gate.py: the touched units
+time each. The gate's two binaries are built (harness/gate/build.py: the touched units
 compiled pristine and patched with the build's own flags, linked ahead of libmlx.a):
 once for the whole series, and with --per-patch once more per named diff, alone. Each
 binary's `--bench WORKLOAD R` runs one warm-up and R timed iterations of forward +
@@ -33,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlx_vjpcheck.native import build as nb
-from mlx_vjpcheck.native import gate as G
+from mlx_vjpcheck.gate import inputs as GI
+from mlx_vjpcheck.gate import build as GB
+from mlx_vjpcheck.gate import cache as native_cache
 
 PLAN = Path(__file__).with_name("speed.json")
 THRESHOLD = 1.05          # the target: patched / pristine, medians of CPU time
@@ -72,10 +74,10 @@ def workloads_of(plan: list, files) -> list:
 # --- building and running --------------------------------------------------------------
 
 def build(args, patch: Path, work: Path) -> dict:
-    gate = G.prepare(args.mlx_source, args.mlx_build, patch, args.opt, cache=args.cache,
+    gate = GI.prepare(args.mlx_source, args.mlx_build, patch, args.opt, cache=args.cache,
                      jobs=min(2, os.cpu_count() or 1), stages=("native",))
     gate.rec, gate.work = nb.Recorder(work / "rec"), work
-    return {v: b.suite_binary for v, b in G.build_variants(gate).items()}
+    return {v: b.suite_binary for v, b in GB.build_variants(gate).items()}
 
 
 def run_one(exe: Path, workload: str, repeat: int, env: dict) -> dict:
@@ -166,7 +168,7 @@ def parse(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mlx-source", default=os.environ.get("MLX_SOURCE_ROOT"))
     ap.add_argument("--mlx-build", default=os.environ.get("MLX_CPU_BUILD"))
-    ap.add_argument("--patch", default=str(G.DEFAULT_PATCH), help="a series file (default patch/series)")
+    ap.add_argument("--patch", default=str(GI.DEFAULT_PATCH), help="a series file (default patch/series)")
     ap.add_argument("--opt", choices=("as-built", "O0"), default="as-built")
     ap.add_argument("--cache", default=None, help="the gate's cache directory")
     ap.add_argument("--per-patch", default="", help="'all' or diffs of the series to build alone too")
@@ -244,7 +246,7 @@ def main(argv=None) -> int:
     args = parse(argv)
     try:
         return run(args)
-    except (BenchError, OSError, G.InputError, nb.BuildError, G.StepFailed, G.native_cache.CompileFailed) as e:
+    except (BenchError, OSError, GI.InputError, nb.BuildError, GI.StepFailed, native_cache.CompileFailed) as e:
         print(f"bench/speed.py: {e}", file=sys.stderr)
         return 2
 

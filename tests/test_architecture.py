@@ -21,7 +21,7 @@ LAYERS = {
     "ops": {"core"},
     "oracles": {"core"},
     "cases": {"core", "ops", "oracles"},
-    # judging reads the ops of the first patch from their records (gate_rules.TARGET)
+    # judging reads the ops of the first patch from their records (gate_verdict.TARGET)
     "judging": {"core", "ops", "oracles"},
     "evidence": {"core"},
     "running": {"core", "ops", "cases", "oracles", "judging", "evidence"},
@@ -29,6 +29,7 @@ LAYERS = {
     "validation": {"core", "ops", "cases", "oracles", "judging", "evidence", "versions"},
     "fuzz": {"core", "ops", "cases", "oracles", "judging", "evidence", "running"},
     "native": {"core", "ops", "cases", "oracles", "judging", "evidence", "running", "fuzz"},
+    "gate": {"core", "ops", "cases", "oracles", "judging", "evidence", "running", "fuzz", "native"},
     "pytest_plugin": {"core", "cases", "evidence", "running"},
     "gradcheck": {"core"},
     "sweep": {"core", "ops", "cases", "judging", "evidence", "running", "gradcheck"},
@@ -117,6 +118,18 @@ def test_the_package_top_level_is_stages_not_a_flat_list_of_modules():
     assert top == ["__init__.py", "__main__.py"]
     stages = sorted(p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert set(LAYERS) | {"cli"} == set(stages)
+
+
+def test_the_gate_is_one_stage_sharing_one_verdict_module_with_the_validator():
+    """harness/gate/ holds the gate; its rules are judging/gate_verdict.py, which the
+    validator's re-derivation imports too (no second copy of the rules anywhere)."""
+    graph = _graph()
+    assert not (PKG / "native" / "gate.py").exists()
+    for user in ("gate.compare", "gate.mlxtests", "validation.native"):
+        assert "judging.gate_verdict" in graph[user], user
+    assert not {"judging.gate_rules", "judging.mlx_test_rules"} & set(graph)
+    assert not [m for m in graph if m.startswith("native.") and m.split(".")[1] in
+                ("gate", "replay", "pyfuzz", "mlxtests", "bindings", "variants", "headers", "patch")]
 
 
 def test_every_subpackage_is_shipped():

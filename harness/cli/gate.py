@@ -7,11 +7,11 @@ everything this project checks.
 
 The touched units are compiled pristine and patched and linked ahead of the
 build's static libmlx.a twice, each time into MLX's Python package, MLX's C++
-test binary and this project's C++ suite (harness/native/gate.py). Both builds
+test binary and this project's C++ suite (harness/gate/). Both builds
 then run every scenario of every op (catalog, regression corpus, --scenarios),
 the C++ suite, and MLX's own Python and C++ tests. With --fuzz, the Python
-fuzzer searches both builds instead (harness/native/pyfuzz.py); with --replay,
-the recorded gate evidence is rebuilt and run again (harness/native/replay.py).
+fuzzer searches both builds instead (harness/gate/pyfuzz.py); with --replay,
+the recorded gate evidence is rebuilt and run again (harness/gate/replay.py).
 
 Exit: 0 when pristine reproduces every expected defect of the ops in the
 patch's scope, patched passes all their scenarios, nothing pristine passes
@@ -27,7 +27,12 @@ import time
 from pathlib import Path
 
 from ..cases import files
-from ..native import gate as G
+from ..evidence import paths, rundir
+from ..gate import build as GB
+from ..gate import compare as GC
+from ..gate import inputs as GI
+from ..gate import run as GR
+from ..native import build as nb
 from ..native import suite as native_suite
 from ..native.build import BuildError, Project
 from . import options
@@ -40,7 +45,7 @@ def parser() -> options.Parser:
     p.add_argument("--mlx-source", required=True, metavar="DIR", help="an MLX git checkout")
     p.add_argument("--mlx-build", required=True, metavar="DIR",
                    help="its existing static CMake build (compile_commands.json, libmlx.a)")
-    p.add_argument("--patch", default=str(G.DEFAULT_PATCH), metavar="FILE",
+    p.add_argument("--patch", default=str(GI.DEFAULT_PATCH), metavar="FILE",
                    help="unified diff against the checkout (translation units of libmlx, of the "
                         "bindings (python/src) or of the C++ tests, and python/mlx sources), or a "
                         "series file listing such diffs to apply in order (default: patch/series "
@@ -72,9 +77,9 @@ def parser() -> options.Parser:
                    help="MLX's own tests to run on both builds: python, cpp, both (default) or none")
     p.add_argument("--mlx-tests-filter", metavar="PATTERN",
                    help="only MLX tests whose id matches (a glob with * ? [, else a substring)")
-    p.add_argument("--hang-timeout", type=options.positive_float, default=G.HANG_S, metavar="SECONDS",
+    p.add_argument("--hang-timeout", type=options.positive_float, default=GI.HANG_S, metavar="SECONDS",
                    help="a scenario or MLX test that shows no progress for this long is killed and "
-                        f"recorded as crashed, and the run goes on (default {G.HANG_S:g})")
+                        f"recorded as crashed, and the run goes on (default {GI.HANG_S:g})")
     p.add_argument("--native-only", action="store_true",
                    help="only the C++ suite (gather_mm, gather_qmm): no Python bindings, harness or MLX tests")
     p.add_argument("--fuzz", type=options.positive_float, metavar="SECONDS",
@@ -118,7 +123,7 @@ def choose_entries(args, scenarios=None) -> list:
     groups += [files.load_entries(p) for p in args.scenarios]
     entries = _merge(groups)
     if not entries:
-        raise G.InputError("no scenarios to run (--no-catalog without --scenarios)")
+        raise GI.InputError("no scenarios to run (--no-catalog without --scenarios)")
     return entries
 
 
@@ -130,7 +135,7 @@ def _stages(args) -> tuple:
         chosen = list(MLX_TESTS)
     bad = [t for t in chosen if t not in MLX_TESTS]
     if bad:
-        raise G.InputError(f"--mlx-tests {args.mlx_tests}: unknown {', '.join(bad)} "
+        raise GI.InputError(f"--mlx-tests {args.mlx_tests}: unknown {', '.join(bad)} "
                            "(give python, cpp, both or none)")
     if args.native_only:
         return ("native",)
@@ -147,7 +152,7 @@ def _fixes(args, project: Project):
     known = set(registry.names()) if hasattr(registry, "names") else {o.name for o in registry.registry()}
     bad = [o for o in ops if o not in known]
     if bad or not ops:
-        raise G.InputError(f"--fixes {args.fixes}: unknown op {', '.join(bad) or '(none)'} "
+        raise GI.InputError(f"--fixes {args.fixes}: unknown op {', '.join(bad) or '(none)'} "
                            f"(known: {', '.join(sorted(known))}, or 'none')")
     return ops
 
@@ -155,11 +160,11 @@ def _fixes(args, project: Project):
 def _check_args(args):
     modes = [m for m, on in (("--fuzz", args.fuzz is not None), ("--replay", args.replay is not None)) if on]
     if len(modes) > 1:
-        raise G.InputError("--fuzz and --replay are separate runs: give one")
+        raise GI.InputError("--fuzz and --replay are separate runs: give one")
     if modes and (args.scenarios or args.no_catalog):
-        raise G.InputError(f"{modes[0]} takes no --scenarios or --no-catalog")
+        raise GI.InputError(f"{modes[0]} takes no --scenarios or --no-catalog")
     if args.fuzz is None and (args.fuzz_ops or args.max_examples):
-        raise G.InputError("--fuzz-ops and --max-examples go with --fuzz")
+        raise GI.InputError("--fuzz-ops and --max-examples go with --fuzz")
     args.out = args.out or ("artifacts/native-fuzz" if args.fuzz is not None else
                             "artifacts/native-replay" if args.replay is not None else "artifacts/native")
 
@@ -174,32 +179,32 @@ def gate_main(args, project: Project, scenarios) -> int:
     stages = _stages(args)
     fixes = _fixes(args, project)
     if args.replay is not None:
-        from ..native import replay as gate_replay
+        from ..gate import replay as gate_replay
         from ..validation import evidence as validator
         return gate_replay.main(args, project, say, validator.check)
     entries = None if args.fuzz is not None else choose_entries(args, scenarios)
     if args.fuzz is not None:
         stages = ("harness",) if project.bindings else ("native",)
-    gate = G.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, project,
+    gate = GI.prepare(args.mlx_source, args.mlx_build, args.patch, args.opt, project,
                      cache=args.cache, jobs=args.jobs, fresh=args.fresh, stages=stages,
                      mlx_tests_filter=args.mlx_tests_filter)
     gate.say = say
     gate.hang_s = args.hang_timeout
     kind = "native-fuzz" if args.fuzz is not None else "native-gate"
     try:
-        G.rundir.check_target(args.out, kind, args.replace)
-    except G.rundir.OutDirError as e:
-        raise G.InputError(str(e))
+        rundir.check_target(args.out, kind, args.replace)
+    except rundir.OutDirError as e:
+        raise GI.InputError(str(e))
     print(f"patch touches: {', '.join(gate.touched)}", flush=True)
     if args.fuzz is not None:
         if project.bindings:
             return fuzz_main(args, gate, fixes, t_start)
         return fuzz_native_main(args, gate, t_start)
-    outcome = G.run(gate, entries, args.out, args.replace)
+    outcome = GR.run(gate, entries, args.out, args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
-    code, scope, lines = G.overall(outcome, fixes)
+    code, scope, lines = GC.overall(outcome, fixes)
     print_gate(outcome, scope)
     seconds = time.perf_counter() - t_start
     for line in lines:
@@ -209,14 +214,19 @@ def gate_main(args, project: Project, scenarios) -> int:
 
 
 def fuzz_main(args, gate, fixes, t_start) -> int:
-    """--fuzz: the Python fuzzer against both builds (harness/native/pyfuzz.py)."""
-    from ..native import pyfuzz
+    """--fuzz: the Python fuzzer against both builds (harness/gate/pyfuzz.py)."""
+    from ..gate import pyfuzz
     state = pyfuzz.run(args, gate, fixes, say)
-    if "failed" in state:
-        print(f"build_and_test: {state['failed']}", file=sys.stderr)
+    return _fuzz_report(state.get("failed"), state, pyfuzz.verdict, args, t_start)
+
+
+def _fuzz_report(failed, state: dict, verdict, args, t_start) -> int:
+    """Both fuzz modes end alike: a failed step (exit 2), else the tables and the verdict line."""
+    if failed:
+        print(f"build_and_test: {failed}", file=sys.stderr)
         return 2
     print_fuzz(state["summary"], state["campaigns"])
-    code, line = pyfuzz.verdict(state["summary"], state["campaigns"])
+    code, line = verdict(state["summary"], state["campaigns"])
     print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {args.out}")
     return code
 
@@ -230,7 +240,7 @@ def fuzz_native_main(args, gate, t_start) -> int:
     state = {}
 
     def body(tmp):
-        built = G.build_variants(gate)
+        built = GB.build_variants(gate)
         binaries = {v: b.suite_binary for v, b in built.items()}
         say(f"fuzzing {', '.join(binaries)} side by side for {args.fuzz:g} s each")
 
@@ -240,24 +250,18 @@ def fuzz_native_main(args, gate, t_start) -> int:
             outs = native_fuzz.side_by_side(binaries, gate.work, args.seed, args.fuzz,
                                             args.max_examples, log=log, checkout=gate.src)
         except RuntimeError as e:
-            raise G.StepFailed(str(e))
+            raise GI.StepFailed(str(e))
         import shutil
         campaigns = {}
         for v, d in outs.items():
-            shutil.copytree(d, Path(tmp) / d.name, ignore=shutil.ignore_patterns(G.paths.MANIFEST))
+            shutil.copytree(d, Path(tmp) / d.name, ignore=shutil.ignore_patterns(paths.MANIFEST))
             campaigns[v] = native_fuzz.load_campaign(d)
         summary = native_fuzz.cross_check(binaries, gate.work, outs, out_of_scope)
         native_fuzz.write_summary(tmp, summary, campaigns)
         state.update(summary=summary, campaigns=campaigns)
         return {}
-    outcome = G.staged_run(gate, args.out, body, "native-fuzz", args.replace)
-    if "failed" in outcome:
-        print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
-        return 2
-    print_fuzz(state["summary"], state["campaigns"])
-    code, line = native_fuzz.verdict(state["summary"], state["campaigns"])
-    print(f"build_and_test: {line}  ({time.perf_counter() - t_start:.1f} s)  ->  {args.out}")
-    return code
+    outcome = GR.staged_run(gate, args.out, body, "native-fuzz", args.replace)
+    return _fuzz_report(outcome.get("failed"), state, native_fuzz.verdict, args, t_start)
 
 
 # --- tables -------------------------------------------------------------------------
@@ -332,7 +336,7 @@ def print_mlx_tests(doc: dict, reruns: dict | None = None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..native import mlxtests
+    from ..judging import gate_verdict
     from . import terminal
     c = terminal.console()
     rows = [r for r in doc["rows"] if r["change"] in ("regression", "fixed", "changed", "missing")]
@@ -341,8 +345,8 @@ def print_mlx_tests(doc: dict, reruns: dict | None = None) -> None:
         for col in ("suite", "test", "pristine", "patched", "change", "reruns (pristine; patched)", "detail"):
             t.add_column(col, overflow="fold")
         for r in rows:
-            seen = (reruns or {}).get(mlxtests.key(r))
-            change = "flaky" if mlxtests.flaky(r, reruns) else r["change"]
+            seen = (reruns or {}).get(gate_verdict.mlx_key(r))
+            change = "flaky" if gate_verdict.mlx_flaky(r, reruns) else r["change"]
             t.add_row(r["suite"], escape(r["test"]), r["pristine"] or "-", r["patched"] or "-", change,
                       escape(f"{', '.join(map(str, seen['pristine']))}; {', '.join(map(str, seen['patched']))}")
                       if seen else "", escape((r.get("detail") or "")[:120]))
@@ -422,8 +426,8 @@ def main(argv=None, project: Project | None = None, scenarios=None) -> int:
     try:
         options.require("numpy", "rich", what="build_and_test.py")   # before any work
         previous = _terminate_as_interrupt()
-        return gate_main(args, project or G.nb.MLX, scenarios)
-    except (G.InputError, BuildError, native_suite.NativeError, files.ScenarioFileError,
+        return gate_main(args, project or nb.MLX, scenarios)
+    except (GI.InputError, BuildError, native_suite.NativeError, files.ScenarioFileError,
             options.UsageError) as e:
         print(f"build_and_test: {e}", file=sys.stderr)
         return 2

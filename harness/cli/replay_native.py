@@ -20,18 +20,18 @@ from ..running import replay as R
 
 def gate(args, say) -> int:
     """Rebuild the gate's two builds from the recorded commit and patch and run everything
-    again (harness/native/replay.py); its exit code is the verdict."""
+    again (harness/gate/replay.py); its exit code is the verdict."""
     if not args.mlx_source or not args.mlx_build:
         raise UsageError("native gate evidence is replayed by rebuilding MLX: give --mlx-source (a checkout "
                          "at the recorded commit) and --mlx-build (its static build)")
     from ..native import build as native_build
-    from ..native import gate as G
-    from ..native import replay as gate_replay
+    from ..gate import inputs as GI
+    from ..gate import replay as gate_replay
     ns = argparse.Namespace(replay=args.evidence, mlx_source=args.mlx_source, mlx_build=args.mlx_build,
                             out=args.out, replace=args.replace, cache=args.cache, jobs=args.jobs, fresh=False)
     try:
         code = gate_replay.main(ns, native_build.MLX, lambda msg: say(f"build_and_test: {msg}"))
-    except G.InputError as e:
+    except GI.InputError as e:
         raise UsageError(str(e)) from None
     print(visible(f"trust: {'reproduced' if code == 0 else 'NOT reproduced'} by rebuilding the gate "
                   f"(build_and_test.py --replay)  ->  {args.out}"))

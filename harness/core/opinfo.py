@@ -123,7 +123,7 @@ class OpInfo:
     # and fatal_tags are read from them.
     known_defects: tuple = ()
     # The ops this project's first patch is about (gather_mm, gather_qmm): the gate
-    # holds all of them once one changes (judging/gate_rules.TARGET).
+    # holds all of them once one changes (judging/gate_verdict.TARGET).
     first_patch: bool = False
 
     # The float64 oracle, numpy only: reference(inputs, params) -> Y and

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from ..running.child import Child, ChildError
+from ..running.child import Child, ChildError, OwnsChild
 from . import engine
 
 # `python -m <this package>.fuzz.worker`, whatever name the package is imported under,
@@ -24,7 +24,7 @@ class WorkerError(ChildError):
     """The worker cannot start at all: an environment problem, not a case."""
 
 
-class Worker:
+class Worker(OwnsChild):
     """One fuzz worker process at a time on `device`; `run(scenario)` is its outcome."""
 
     def __init__(self, device: str):
@@ -45,12 +45,3 @@ class Worker:
         if "harness_error" in answer:
             raise HarnessError(f"harness error on {s.name}:\n{answer['harness_error']}")
         return engine.from_json(s, answer["outcome"])
-
-    def close(self):
-        self.child.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -8,10 +8,8 @@ Out: {"stage": name, "checks": [...]} before each MLX stage, then
 """
 from __future__ import annotations
 
-import json
 import signal
 import sys
-import traceback
 
 from ..running import channel
 
@@ -26,20 +24,14 @@ def main(argv=None) -> int:
     from ..running import devices
     from . import engine
     devices.select(device)
-    channel.emit({"ready": True})
-    for line in sys.stdin:
-        msg = json.loads(line)
+    stage = lambda name, done: channel.emit({"stage": name, "checks": done})  # noqa: E731
+
+    def answer(msg):
         s = bind(scenario.Scenario.from_dict(msg["scenario"]))
-        try:
-            stage = lambda name, done: channel.emit({"stage": name, "checks": done})  # noqa: E731
-            out = engine.probe(s, device, stage) if msg.get("probe") else \
-                engine.run_case(s, device, msg.get("fd_seed", 0), on_stage=stage)
-            answer = json.dumps({"outcome": engine.to_json(out, compact=out.status == "pass")})
-        except Exception:   # a harness bug (a value JSON cannot hold, too) must surface, never read as an MLX crash
-            channel.emit({"harness_error": traceback.format_exc()})
-            continue
-        channel.emit(json.loads(answer))
-    return 0
+        out = engine.probe(s, device, stage) if msg.get("probe") else \
+            engine.run_case(s, device, msg.get("fd_seed", 0), on_stage=stage)
+        return {"outcome": engine.to_json(out, compact=out.status == "pass")}
+    return channel.serve(answer)
 
 
 if __name__ == "__main__":

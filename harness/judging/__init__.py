@@ -2,8 +2,8 @@
 
   judge       judge(): checks + error -> status, failures, confirmation, signature;
               the same function for `run`, the fuzzer, the gate and the validator
-  gate_rules  the gate's verdict rules over comparison rows
-  mlx_test_rules  the rules over MLX test outcomes the gate and the validator share
+  gate_verdict  the gate's verdict rules over comparison rows and MLX test outcomes,
+              one module for the gate (harness/gate/) and the validator
 
 The oracles themselves (their table, measurements and rechecks) are the stage
 below this one, harness/oracles/.

@@ -214,36 +214,27 @@ HUNG = "no output for {:g} s: killed as hung"
 def watched(argv: list, cwd, env, idle_timeout: float) -> tuple:
     """(returncode, stdout, stderr) of a process killed once its stdout stays silent for
     idle_timeout seconds (the line "vjpcheck: no output for N s: killed as hung" is
-    appended to its stderr)."""
-    import signal as _signal
+    appended to its stderr): the supervisor's watchdog, armed again at every line."""
+    from ..running.child import Watchdog, ended_on_interrupt
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err, last = [], [], [time.monotonic()]
+    out, err, watchdog = [], [], Watchdog(proc, idle_timeout)
 
-    def pump(stream, sink, mark):
+    def pump(stream, sink, progress):
         for line in stream:
             sink.append(line)
-            if mark:
-                last[0] = time.monotonic()
+            if progress:
+                watchdog.arm()
     readers = [threading.Thread(target=pump, args=(proc.stdout, out, True), daemon=True),
                threading.Thread(target=pump, args=(proc.stderr, err, False), daemon=True)]
+    watchdog.arm()
     for t in readers:
         t.start()
-    hung = False
-    try:
-        while proc.poll() is None:
-            if time.monotonic() - last[0] > idle_timeout:
-                hung = True
-                proc.send_signal(_signal.SIGKILL)
-                break
-            time.sleep(0.2)
+    with ended_on_interrupt(proc):
         proc.wait()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
     for t in readers:
         t.join(timeout=5)
-    text_err = "".join(err) + (f"vjpcheck: {HUNG.format(idle_timeout)}\n" if hung else "")
+    watchdog.stop()
+    text_err = "".join(err) + (f"vjpcheck: {HUNG.format(idle_timeout)}\n" if watchdog.fired else "")
     return proc.returncode, "".join(out), text_err
 
 

@@ -20,11 +20,11 @@ import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from ..core.exits import exit_text
 from ..core.scenario import Scenario
 from ..evidence import atomic, paths, rundir
 from . import server as native_server
@@ -137,21 +137,18 @@ def side_by_side(binaries: dict, work: Path, seed: int, budget_s: float, max_cas
     """{variant: out dir} after one campaign per binary, run in parallel processes.
     `log(cid, argv, rc, seconds, stdout, stderr)` records each process."""
     tolerances = native_server.write_tolerances(work / "tolerances.json")
-    outs, procs = {}, {}
-    t0 = time.perf_counter()
+    from ..running.child import run_side_by_side
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    for variant, exe in binaries.items():
-        outs[variant] = work / f"fuzz-{variant}"
-        argv = _child_cmd(exe, tolerances, seed, budget_s, max_cases, outs[variant], checkout)
-        procs[variant] = (argv, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                 text=True, cwd=ROOT, env=env))
-    for variant, (argv, p) in procs.items():
-        out, err = p.communicate()
+    outs = {variant: work / f"fuzz-{variant}" for variant in binaries}
+    argvs = {variant: _child_cmd(exe, tolerances, seed, budget_s, max_cases, outs[variant], checkout)
+             for variant, exe in binaries.items()}
+    done = run_side_by_side({v: (argv, env) for v, argv in argvs.items()}, cwd=ROOT)
+    for variant, (rc, out, err, seconds) in done.items():
         if log is not None:
-            log(f"fuzz-{variant}", argv, p.returncode, round(time.perf_counter() - t0, 3), out, err)
-        if p.returncode != 0:
+            log(f"fuzz-{variant}", argvs[variant], rc, seconds, out, err)
+        if rc != 0:
             tail = (err.strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"the {variant} fuzz campaign failed (exit {p.returncode}): {tail}")
+            raise RuntimeError(f"the {variant} fuzz campaign failed ({exit_text(rc, 'exit')}): {tail}")
     return outs
 
 

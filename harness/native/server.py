@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core import checks, jsonio
-from ..running.child import Child, ChildError
+from ..running.child import Child, ChildError, OwnsChild
 
 
 class ServerError(ChildError):
@@ -27,7 +27,7 @@ def write_tolerances(path) -> Path:
     return path
 
 
-class Server:
+class Server(OwnsChild):
     """A long-lived `--serve` process; `run(scenario_dict)` returns one result dict."""
 
     def __init__(self, binary, tolerances, timeout_s: float | None = 120.0):
@@ -55,12 +55,3 @@ class Server:
         if "harness_error" in answer:
             raise ServerError(f"the server rejected a request: {answer['harness_error']}")
         return answer
-
-    def close(self):
-        self.child.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from ..core import checks, jsonio, resources, verdict
 from ..core import scenario as scenario_mod
+from ..core.exits import died, exit_text
 from ..evidence import atomic, results
 
 NATIVE_DIR = resources.native_dir()
@@ -82,7 +82,7 @@ def _build_wheel(build_dir: Path, log, say) -> Path:
                         "stderr": out.stderr})
         if out.returncode != 0:
             tail = (out.stderr.strip() or out.stdout.strip()).splitlines()[-1:] or ["(no output)"]
-            raise NativeError(f"{' '.join(argv[:2])} failed (exit {out.returncode}): {tail[0]}")
+            raise NativeError(f"{' '.join(argv[:2])} failed ({exit_text(out.returncode, 'exit')}): {tail[0]}")
     return build_dir / BINARY
 
 
@@ -96,10 +96,7 @@ class NativeRun:
 
 
 def _crash_record(name: str, rc: int, stderr: str) -> dict:
-    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
-    tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
-    return {"scenario": name, "device": "cpu", "checks": [], "error":
-            f"native process died ({how})" + (f": {tail[0][:300]}" if tail else ""),
+    return {"scenario": name, "device": "cpu", "checks": [], "error": died(rc, stderr, "native process"),
             "status": verdict.status([], crashed=True), "seconds": None}
 
 
@@ -131,21 +128,23 @@ def _one_process(binary, input_path, names, start, run: NativeRun, execute, extr
     if current is None:
         if rc != 0:   # died outside any scenario: a broken binary, not a case
             tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise NativeError(f"failed before running a scenario (exit {rc}): {tail}")
+            raise NativeError(f"failed before running a scenario ({exit_text(rc, 'exit')}): {tail}")
         return len(names)
     run.records.append(_crash_record(names[current], rc, stderr))
     return current + 1
 
 
-def run_binary(binary, input_path, execute=None) -> NativeRun:
-    """Run every scenario of input_path, restarting after the one that crashed.
+def run_binary(binary, input_path, execute=None, extra=(), decode=None) -> NativeRun:
+    """Run every scenario of input_path, restarting after the one that crashed: the C++
+    suite, or the scenario worker on a gate's build (`binary` an argv prefix; `extra`
+    and `decode` as for _one_process).
 
     `execute(argv) -> (returncode, stdout, stderr)` lets a caller record each process."""
     with open(input_path, encoding="utf-8") as fh:
         names = [s["name"] for s in json.load(fh)["scenarios"]]
     run, start = NativeRun(), 0
     while start < len(names):
-        start = _one_process(binary, input_path, names, start, run, execute or _subprocess)
+        start = _one_process(binary, input_path, names, start, run, execute or _subprocess, extra, decode)
     return run
 
 

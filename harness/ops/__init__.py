@@ -110,7 +110,7 @@ def names() -> list:
 
 def first_patch() -> tuple:
     """The ops this project's first patch is about (OpInfo.first_patch), for the gate's
-    scope (judging/gate_rules.TARGET). Built-in ops only: a plugin cannot widen the gate."""
+    scope (judging/gate_verdict.TARGET). Built-in ops only: a plugin cannot widen the gate."""
     modules = [importlib.import_module(f".{m}", __name__) for m in MODULES]
     return tuple(info.name for m in modules for info in _records_of(m) if info.first_patch)
 

@@ -52,7 +52,7 @@ FIRST_ORDER = tuple(o.name for o in BUILT_IN if o.first_order)
 # What `failing` names besides oracles: the record has an error, its process died, the
 # build did not run it.
 OUTCOMES = ("error", "crashed", "missing")
-# What a patch is held to for the ops in its scope (judging/gate_rules.py): the
+# What a patch is held to for the ops in its scope (judging/gate_verdict.py): the
 # first-order oracles, which check the gradient rules themselves, and the outcomes.
 # Findings of the others (second order, vmap, compile, forward mode) on both builds are
 # defects of other rules: listed, not blamed. For regressions every oracle counts.

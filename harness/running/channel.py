@@ -1,5 +1,6 @@
-"""The protocol side of a child process (scenario worker, fuzz worker):
-one JSON object per line on a private copy of fd 1."""
+"""The protocol side of a child process (scenario worker, fuzz worker, the replay
+worker): one JSON object per line on a private copy of fd 1. The parent side is
+child.py."""
 from __future__ import annotations
 
 import json
@@ -23,3 +24,20 @@ def emit(obj) -> None:
     out = _PROTO or sys.stdout
     out.write(json.dumps(obj) + "\n")
     out.flush()
+
+
+def serve(handle) -> int:
+    """Answer every request line on stdin with `handle(request)`, one answer line each
+    (child.Child's protocol). A harness error (a value JSON cannot hold, too) is sent as
+    {"harness_error": traceback} and the next request is read: it must surface, never
+    read as an MLX crash."""
+    import traceback
+    emit({"ready": True})
+    for line in sys.stdin:
+        try:
+            answer = json.dumps(handle(json.loads(line)))
+        except Exception:
+            emit({"harness_error": traceback.format_exc()})
+            continue
+        emit(json.loads(answer))
+    return 0

@@ -1,5 +1,16 @@
-"""The parent side of a long-lived child that answers one JSON line per request:
-the fuzz worker (`fuzz/pool.py`) and the native suite's `--serve` mode
+"""The one process supervisor: crash isolation, the watchdog, Ctrl-C.
+
+`Watchdog` kills a process that runs too long without a sign of progress: a
+request of a `Child` (below), a scenario of the scenario worker (runner.py), a
+recorded command of the gate or the C++ suite that writes nothing for too long
+(native/build.py `watched`). `ended_on_interrupt` kills a process when its parent
+is interrupted (Ctrl-C, SIGTERM raised as an exception) or fails, so nothing
+outlives the command that started it; `run_side_by_side` runs a few commands in
+parallel under that rule (the gate's two fuzz campaigns). How a process ended is
+worded by core/exits.py.
+
+`Child` is the parent side of a long-lived child that answers one JSON line per
+request: the fuzz worker (`fuzz/pool.py`) and the native suite's `--serve` mode
 (`native/server.py`). The child's side of the protocol is `channel.py` (the
 native binary speaks the same lines).
 
@@ -13,10 +24,13 @@ request is sent, and counted.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import tempfile
 import threading
+import time
+from contextlib import contextmanager
+
+from ..core.exits import exit_text
 
 
 class ChildError(RuntimeError):
@@ -24,12 +38,93 @@ class ChildError(RuntimeError):
 
 
 def describe_exit(rc: int) -> str:
-    if rc < 0:
+    """How a child ended, in the words a fuzz death's signature is made of ("exit 3")."""
+    return exit_text(rc, "exit")
+
+
+class Watchdog:
+    """Kills `proc` once `seconds` pass without `arm()` being called again: armed once per
+    request or scenario (a time limit), or at every line the process writes (a limit on
+    silence). `fired` says that it killed."""
+
+    def __init__(self, proc, seconds: float):
+        self.proc, self.seconds, self.fired, self._timer = proc, seconds, False, None
+        self._lock = threading.Lock()
+
+    def arm(self) -> None:
+        with self._lock:
+            self._cancel()
+            self._timer = threading.Timer(self.seconds, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        if self.proc.poll() is None:
+            self.fired = True
+            self.proc.kill()
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._cancel()
+
+
+@contextmanager
+def ended_on_interrupt(*procs, grace_s: float = 0.0):
+    """Ends every process still running when the block is left by an exception (Ctrl-C
+    included: the children ignore SIGINT or are not sent it); `grace_s`: ask first
+    (SIGTERM) and kill only after that long."""
+    try:
+        yield procs
+    except BaseException:
+        for proc in procs:
+            if proc.poll() is None:
+                _end(proc, grace_s)
+        raise
+
+
+def _end(proc, grace_s: float) -> None:
+    if grace_s:
+        proc.terminate()
         try:
-            return f"signal {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"signal {-rc}"
-    return f"exit {rc}"
+            proc.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    proc.kill()
+    proc.wait()
+
+
+def run_side_by_side(commands: dict, cwd=None, grace_s: float = 10.0) -> dict:
+    """{name: (exit code, stdout, stderr, seconds since the start)} of commands ({name:
+    (argv, env)}) run in parallel processes; on an interrupt each is asked to stop
+    (SIGTERM, which a fuzz campaign takes as "stop after this case") and then killed."""
+    t0 = time.perf_counter()
+    procs = {n: subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
+             for n, (argv, env) in commands.items()}
+    out = {}
+    with ended_on_interrupt(*procs.values(), grace_s=grace_s):
+        for n, proc in procs.items():
+            stdout, stderr = proc.communicate()
+            out[n] = (proc.returncode, stdout, stderr, round(time.perf_counter() - t0, 3))
+    return out
+
+
+class OwnsChild:
+    """A client of one `Child` (`self.child`: the fuzz worker's pool, the native server):
+    closing it closes the child, and a with block closes it however it is left."""
+
+    def close(self):
+        self.child.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class Child:
@@ -82,7 +177,9 @@ class Child:
 
     def request(self, line: str) -> tuple:
         self._send(line)
-        timer = self._watchdog()
+        watchdog = Watchdog(self.proc, self.timeout_s) if self.timeout_s else None
+        if watchdog is not None:
+            watchdog.arm()
         stage, done = "forward", []
         try:
             for raw in self.proc.stdout:
@@ -91,8 +188,8 @@ class Child:
                     return msg, None
                 stage, done = msg["stage"], msg.get("checks", [])
         finally:
-            if timer is not None:
-                timer.cancel()
+            if watchdog is not None:
+                watchdog.stop()
         return None, self._death(stage, done)
 
     def _send(self, line: str) -> None:
@@ -108,14 +205,6 @@ class Child:
                 self.close()
                 if attempt:
                     raise self.error(f"{self.name} keeps dying before reading a case") from None
-
-    def _watchdog(self):
-        if not self.timeout_s:
-            return None
-        proc = self.proc
-        timer = threading.Timer(self.timeout_s, lambda: proc.poll() is None and proc.kill())
-        timer.start()
-        return timer
 
     def _death(self, stage, done) -> dict:
         rc = self.proc.wait()

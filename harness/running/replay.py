@@ -291,22 +291,13 @@ def _measure(msg: dict, device: str) -> dict:
 
 def worker_main(argv=None) -> int:
     import signal
-    import traceback
 
     from . import channel, devices
     device = (argv or sys.argv[1:])[0]
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C
     channel.open_protocol()
     devices.select(device)
-    channel.emit({"ready": True})
-    for line in sys.stdin:
-        try:
-            answer = json.dumps({"record": _measure(json.loads(line), device)})
-        except Exception:   # a harness bug (a value JSON cannot hold, too) must surface, never read as an MLX crash
-            channel.emit({"harness_error": traceback.format_exc()})
-            continue
-        channel.emit(json.loads(answer))
-    return 0
+    return channel.serve(lambda msg: {"record": _measure(msg, device)})
 
 
 if __name__ == "__main__":

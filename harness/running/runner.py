@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 
 from ..core import scenario as scenario_mod
 from ..core import verdict
+from ..core.exits import died, exit_text
 from ..evidence import atomic
+from .child import Watchdog, ended_on_interrupt
 
 # The worker runs as `python -m <this package>.running.worker`, whatever name the
 # package is imported under (installed as mlx_vjpcheck, or harness from a checkout).
@@ -28,13 +29,9 @@ SCENARIO_TIMEOUT_S = 120.0
 
 
 def _crash_record(s, device: str, rc: int, stderr: str, timed_out: bool = False) -> dict:
-    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
-    if timed_out:
-        how = f"timed out after {SCENARIO_TIMEOUT_S:g} s"
-    tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+    how = f"timed out after {SCENARIO_TIMEOUT_S:g} s" if timed_out else None
     return {"scenario": s.name, "device": device, "checks": [], "status": verdict.status([], crashed=True),
-            "error": f"process died ({how})" + (f": {tail[0][:300]}" if tail else ""),
-            "seconds": None}
+            "error": died(rc, stderr, how=how), "seconds": None}
 
 
 def default_jobs() -> int:
@@ -94,16 +91,13 @@ def _one_worker(scenarios, path, device, start, records, on_record, procs=None) 
     with tempfile.TemporaryFile(mode="w+") as err:   # a file: a full pipe cannot stall the worker
         proc = subprocess.Popen([sys.executable, "-m", WORKER, path, device, str(start)],
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=PACKAGE_PARENT)
-        watchdog = _Watchdog(proc)
+        watchdog = Watchdog(proc, SCENARIO_TIMEOUT_S)   # armed per scenario: a hang is a crash
         if procs is not None:
             procs.add(proc)
         try:
-            current = _read(proc, records, on_record, watchdog)
-            rc = proc.wait()
-        except BaseException:   # interrupted: the worker ignores SIGINT, so end it here
-            proc.kill()
-            proc.wait()
-            raise
+            with ended_on_interrupt(proc):   # the worker ignores SIGINT: end it here
+                current = _read(proc, records, on_record, watchdog)
+                rc = proc.wait()
         finally:
             watchdog.stop()
             if procs is not None:
@@ -112,7 +106,7 @@ def _one_worker(scenarios, path, device, start, records, on_record, procs=None) 
         stderr = err.read()
     if current is None:
         if rc != 0:
-            raise WorkerError(f"the worker failed before running a scenario (exit {rc}): "
+            raise WorkerError(f"the worker failed before running a scenario ({exit_text(rc, 'exit')}): "
                               f"{(stderr.strip().splitlines() or ['(no output)'])[-1]}")
         return len(scenarios)
     rec = _crash_record(scenarios[current], device, rc, stderr, watchdog.fired)
@@ -120,35 +114,6 @@ def _one_worker(scenarios, path, device, start, records, on_record, procs=None) 
     if on_record:
         on_record(rec)
     return current + 1
-
-
-class _Watchdog:
-    """Kills the worker when one scenario runs past SCENARIO_TIMEOUT_S."""
-
-    def __init__(self, proc):
-        import threading
-        self.proc, self.fired, self._timer = proc, False, None
-        self._lock = threading.Lock()
-
-    def arm(self):
-        import threading
-        with self._lock:
-            self._cancel()
-            self._timer = threading.Timer(SCENARIO_TIMEOUT_S, self._fire)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def _fire(self):
-        self.fired = True
-        self.proc.kill()
-
-    def _cancel(self):
-        if self._timer is not None:
-            self._timer.cancel()
-
-    def stop(self):
-        with self._lock:
-            self._cancel()
 
 
 def _read(proc, records, on_record, watchdog):

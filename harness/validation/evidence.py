@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..evidence import manifest, paths, probes, strict, summary
-from ..judging import mlx_test_rules
+from ..judging import gate_verdict
 from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
 from . import binding, catalog_table, crosschecks, schema
@@ -148,7 +148,7 @@ def check_handoff(g: Group, ctx: Context, name: str, doc) -> None:
 def check_mlx_tests(g: Group, ctx: Context, name: str, doc) -> None:
     gate_doc = strict.member(ctx.files, paths.folder(name) + native_checks.GATE)
     ctx.facts.mlx_tests[paths.folder(name)] = native_checks.check_mlx_tests(
-        g, name, doc, mlx_test_rules.recorded_reruns(gate_doc))
+        g, name, doc, gate_verdict.recorded_reruns(gate_doc))
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,13 @@ from ..cases import bind, files as case_files
 from ..core.scenario import Scenario
 from ..evidence import paths
 from ..evidence.safezip import unsafe_path
-from ..judging import gate_rules
+from ..judging import gate_verdict as rules
 from ..oracles import FIRST_ORDER
-from ..judging import mlx_test_rules as mlxtests
 from . import catalog_table
 
 VARIANTS = ("pristine", "patched")
 MLX_TESTS = "mlx-tests.json"
 GATE = "gate.json"
-GOOD = mlxtests.GOOD                   # MLX test outcomes that count as passing (judging/mlx_test_rules.py)
 
 
 @dataclass
@@ -102,23 +100,19 @@ def _origin(name: str, scen: dict | None, table, oracles=None) -> tuple:
     if name in table.hashes:
         s = bind(Scenario.from_dict(scen))
         same = table.hashes[name] == h
-        return "catalog", {"expects_defect": _expects(s, oracles), "in_scope": True}, \
+        return "catalog", {"expects_defect": rules.expects_defect("catalog", s.expects_defect, s, oracles),
+                           "in_scope": True}, \
             None if same else "differs from the catalog scenario of that name"
     known = corpus().get(name)
     if known is not None:
         e = known[1]
-        # a class only a transform oracle shows is not expected of a first-order executor
-        expects = e.expects_defect and (oracles is None or e.scenario.expects_defect_under(oracles))
-        want = {"expects_defect": expects, "in_scope": e.in_scope, "source": "regression",
+        want = {"expects_defect": rules.expects_defect("regression", e.expects_defect, e.scenario, oracles),
+                "in_scope": e.in_scope, "source": "regression",
                 "signature": e.meta.get("signature"), "recorded_pristine": e.meta["pristine"]["status"]}
         if not e.in_scope:
             want["reason"] = e.reason
         return "regression", want, None if known[0] == h else "differs from the corpus entry of that name"
     return "file", None, None
-
-
-def _expects(s, oracles) -> bool:
-    return s.expects_defect if oracles is None else s.expects_defect_under(oracles)
 
 
 def executor_oracles(doc: dict):
@@ -135,7 +129,8 @@ def _file_row(row: dict, scen: dict, oracles=None) -> tuple:
     if source == "finding":
         want = {"expects_defect": True, "in_scope": True}
     elif source == "catalog":
-        want = {"expects_defect": _expects(s, oracles), "in_scope": True}
+        want = {"expects_defect": rules.expects_defect("catalog", s.expects_defect, s, oracles),
+                "in_scope": True}
     else:   # a corpus-format file's own word: recorded, not re-derivable
         return [], {"expects_defect": bool(row.get("expects_defect")), "in_scope": row.get("in_scope", True)}, True
     return _disagree(row, want, f"a {source} from a scenario file"), want, False
@@ -196,7 +191,7 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
         return facts
     pristine, patched = _statuses(docs[0]), _statuses(docs[1])
     scen = _scenarios(files, folder)
-    facts.fails = _failing(docs)
+    facts.fails = rules.failing_by_scenario({v: d["records"] for v, d in zip(VARIANTS, docs)})
     keys = []
     for row in data["rows"]:
         key = (row["scenario"], row["device"])
@@ -219,16 +214,6 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
     return facts
 
 
-def _failing(docs) -> dict:
-    """What each non-passing record fails, re-derived from the two results files."""
-    out = {}
-    for v, doc in zip(VARIANTS, docs):
-        for r in doc["records"]:
-            if r.get("status") != "pass":
-                out.setdefault(r["scenario"], {})[v] = gate_rules.failing(r)
-    return out
-
-
 def _biting(scen: dict | None) -> list:
     """The defect classes the first-order checks show on this call (this package's record
     of the op decides; a scenario of an op it does not know: its tags as given)."""
@@ -238,7 +223,7 @@ def _biting(scen: dict | None) -> list:
         s = bind(Scenario.from_dict(scen))
     except Exception:   # an unknown op: the file's own word
         return list(scen.get("defect_tags") or [])
-    return [t for t in s.defect_tags if s.info.expects_defect((t,), s.params, FIRST_ORDER)]
+    return rules.biting(s, FIRST_ORDER)
 
 
 def _selection_bound(scen: dict, table) -> bool:
@@ -248,7 +233,7 @@ def _selection_bound(scen: dict, table) -> bool:
 
 # --- MLX's own tests -------------------------------------------------------------------------------
 
-change = mlxtests.change   # one test's outcomes on the two builds (judging/mlx_test_rules.py)
+change = rules.mlx_change   # one test's outcomes on the two builds
 
 
 
@@ -256,19 +241,18 @@ change = mlxtests.change   # one test's outcomes on the two builds (judging/mlx_
 def check_mlx_tests(group, name: str, doc: dict, reruns: dict | None = None) -> tuple:
     """Each row's change re-derived from its outcomes; (ok, line) of the tests' verdict. A
     pass -> fail that the gate's recorded reruns show passing again on patched is flaky, not
-    the patch's (the rule of native/mlxtests.py, re-derived from those outcomes: recorded
+    the patch's (the rule of judging/gate_verdict.py, re-derived from those outcomes: recorded
     facts like the rows themselves, which only a replay re-executes)."""
     for r in doc["rows"]:
         want = change(r["pristine"], r["patched"])
         group.check(r["change"] == want, f"{name}: {r['suite']} {r['test']}: change {r['change']!r} "
                                          f"but the outcomes give {want!r}")
     derived = [dict(r, change=change(r["pristine"], r["patched"])) for r in doc["rows"]]
-    flaky = [r for r in derived if mlxtests.flaky(r, reruns)]
-    bad = [r for r in derived if (r["change"] == "regression" and not mlxtests.flaky(r, reruns))
-           or (r["change"] == "missing" and r["pristine"] in GOOD)]
+    flaky = [r for r in derived if rules.mlx_flaky(r, reruns)]
+    bad = rules.mlx_regressions(derived, reruns)
     # the patch's own regression tests: each file fails pristine and passes patched (the rule
-    # of native/mlxtests.py, re-derived from the outcomes)
-    handoff = mlxtests.handoff_problems(doc["rows"])
+    # of judging/gate_verdict.py, re-derived from the outcomes)
+    handoff = rules.handoff_problems(doc["rows"])
     for why in handoff:
         group.fail(f"{name}: {why}")
     return not bad and not handoff, (f"MLX tests: {len(doc['rows'])} rows, {len(bad)} regressions"
@@ -281,15 +265,15 @@ def check_mlx_tests(group, name: str, doc: dict, reruns: dict | None = None) -> 
 # --- the gate verdict over re-derived rows ---------------------------------------------------------
 
 def gate_verdict(facts: GateFacts, fixes, what: str, claims=None) -> None:
-    """Fill facts.ok / facts.line with the gate's own rules (judging/gate_rules.py) over the
+    """Fill facts.ok / facts.line with the gate's own rules (judging/gate_verdict.py) over the
     re-derived rows: every expected defect of a strict op reproduced on pristine, every
     scenario the patch is held to (its fixed first-order classes) passing patched in the
     gradient rules' own oracles, nothing regressed. Reruns the gate recorded are not
     taken: offline every regression stands."""
     comp = {"rows": facts.rows}
-    scope = gate_rules.resolve_scope(fixes if fixes in ("none", None) or isinstance(fixes, list) else None,
+    scope = rules.resolve_scope(fixes if fixes in ("none", None) or isinstance(fixes, list) else None,
                                      [comp], claims=claims)
-    j = gate_rules.judge(comp, scope, facts.fails, None, facts.tags)
+    j = rules.judge(comp, scope, facts.fails, None, facts.tags)
     n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
     words = (", ".join(scope["ops"]) or "no op") + f" ({scope['how']})"
     facts.scope_text = words

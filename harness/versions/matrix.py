@@ -17,7 +17,6 @@ import os
 import platform
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..core.exits import exit_text
 
 SCHEMA = "mlx-vjpcheck/versions/1"
 PRESENT, ABSENT, CANNOT = "present", "absent", "cannot test"
@@ -295,12 +296,7 @@ def status_of(rc, stdout: str) -> str:
 
 
 def describe_exit(rc: int) -> str:
-    if rc < 0:
-        try:
-            return f"killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"killed by signal {-rc}"
-    return f"exit {rc}"
+    return exit_text(rc, "exit", "killed by")
 
 
 def run_probe(py: Path, probe: Probe, device: str, timeout: float) -> dict:

@@ -139,6 +139,6 @@ def test_every_register_entry_has_its_reproducer_file(defects):
 # --- the gate's first-patch ops -------------------------------------------------------------
 
 def test_the_gates_target_is_read_from_the_records(records):
-    from mlx_vjpcheck.judging import gate_rules
-    assert gate_rules.TARGET == tuple(n for n, info in records.items() if info.first_patch)
-    assert gate_rules.TARGET == ("gather_mm", "gather_qmm")
+    from mlx_vjpcheck.judging import gate_verdict
+    assert gate_verdict.TARGET == tuple(n for n, info in records.items() if info.first_patch)
+    assert gate_verdict.TARGET == ("gather_mm", "gather_qmm")

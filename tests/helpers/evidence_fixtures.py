@@ -110,7 +110,7 @@ def run_dir(out) -> Path:
 
 def native_dir(out, corpus=()) -> Path:
     """The native layout: pristine fails the tagged scenario, patched passes all; rows in
-    the form native/gate.py's comparison() writes them. `corpus`: names of regression-corpus
+    the form gate/compare.py's comparison() writes them. `corpus`: names of regression-corpus
     entries to add as a gate over the catalog and the corpus has them (pristine fails each,
     patched passes those in scope; rows with the corpus fields), with the gate's
     scenarios.json (what `build_and_test.py --replay` runs again)."""

@@ -422,30 +422,31 @@ def _row(name, pristine, patched, expects=True, op="gather_mm", **kw):
 
 
 def test_verdict_rules():
-    from mlx_vjpcheck.native import gate as G
+    from mlx_vjpcheck.gate import compare as GC
+    from mlx_vjpcheck.judging import gate_verdict as GV
     ok = {"rows": [_row("a", "fail", "pass"), _row("b", "pass", "pass", expects=False)]}
-    assert G.verdict(ok)[0] == 0
+    assert GC.verdict(ok)[0] == 0
     # the scope is the ops whose scenarios change, and then all of gather_mm / gather_qmm
-    assert G.resolve_scope(None, [ok])["ops"] == ["gather_mm", "gather_qmm"]
-    assert G.verdict({"rows": [_row("a", "pass", "pass"), _row("c", "fail", "pass")]})[0] == 1  # not reproduced
-    assert G.verdict({"rows": [_row("a", "fail", "error"), _row("c", "fail", "pass")]})[0] == 1  # not fixed
-    assert G.verdict({"rows": [_row("a", "crashed", "pass")]})[0] == 0          # a crash reproduces it too
-    code, line = G.verdict({"rows": [_row("a", "fail", "pass"), _row("p", "pass", "crashed", False, "pad")]})
+    assert GV.resolve_scope(None, [ok])["ops"] == ["gather_mm", "gather_qmm"]
+    assert GC.verdict({"rows": [_row("a", "pass", "pass"), _row("c", "fail", "pass")]})[0] == 1  # not reproduced
+    assert GC.verdict({"rows": [_row("a", "fail", "error"), _row("c", "fail", "pass")]})[0] == 1  # not fixed
+    assert GC.verdict({"rows": [_row("a", "crashed", "pass")]})[0] == 0          # a crash reproduces it too
+    code, line = GC.verdict({"rows": [_row("a", "fail", "pass"), _row("p", "pass", "crashed", False, "pad")]})
     assert code == 1 and "regressed: p" in line                                  # pass -> crash: a regression
     out = _row("o", "fail", "fail", in_scope=False, reason="why")
-    code, line = G.verdict({"rows": [_row("a", "fail", "pass"), out]})
+    code, line = GC.verdict({"rows": [_row("a", "fail", "pass"), out]})
     assert code == 0 and "1 fail on both" in line
     # other ops failing on both builds are pre-existing, not the patch's doing
     pre = _row("h", "fail", "fail", op="hadamard_transform")
-    assert G.verdict({"rows": [_row("a", "fail", "pass"), pre]})[0] == 0
-    assert G.verdict({"rows": [_row("a", "fail", "pass"), pre]},
-                     G.resolve_scope(["hadamard_transform"], []))[0] == 1        # unless the patch claims them
+    assert GC.verdict({"rows": [_row("a", "fail", "pass"), pre]})[0] == 0
+    assert GC.verdict({"rows": [_row("a", "fail", "pass"), pre]},
+                     GV.resolve_scope(["hadamard_transform"], []))[0] == 1        # unless the patch claims them
     both = {"pristine": {"gather_mm": True, "gather_qmm": True}, "patched": {"gather_mm": True, "gather_qmm": True}}
-    assert G.verdict(dict(ok, fast_path=both))[0] == 0
+    assert GC.verdict(dict(ok, fast_path=both))[0] == 0
     lost = dict(both, patched={"gather_mm": True, "gather_qmm": False})
-    code, line = G.verdict(dict(ok, fast_path=lost))
+    code, line = GC.verdict(dict(ok, fast_path=lost))
     assert code == 1 and "gather_qmm" in line and "fast path" in line
-    assert G.verdict(dict(ok, fast_path={"pristine": None, "patched": None}))[0] == 0   # no probe
+    assert GC.verdict(dict(ok, fast_path={"pristine": None, "patched": None}))[0] == 0   # no probe
 
 
 def test_an_earlier_gate_run_is_replaced_only_with_replace(fixture, capsys):

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 from mlx_vjpcheck import oracles
-from mlx_vjpcheck.judging import gate_rules
+from mlx_vjpcheck.judging import gate_verdict as gate_rules
 
 SUPPORT = {"__init__", "base", "bridge", "recheck", "transforms", "directions"}
 

@@ -74,3 +74,55 @@ def test_the_watchdog_kills_a_hung_request():
 def test_describe_exit():
     assert describe_exit(0) == "exit 0" and describe_exit(-6) == "signal SIGABRT"
     assert describe_exit(-200) == "signal 200"
+
+
+# --- the supervisor's other parts: the watchdog, interrupts, parallel commands, exit texts -----
+
+def test_a_watchdog_armed_by_progress_does_not_fire_and_one_left_silent_does():
+    import subprocess
+    import time
+    from mlx_vjpcheck.running.child import Watchdog
+    talk = "import time\nfor _ in range(8):\n    print('x', flush=True); time.sleep(0.1)\n"
+    proc = subprocess.Popen([sys.executable, "-c", talk], stdout=subprocess.PIPE, text=True)
+    dog = Watchdog(proc, 0.6)
+    dog.arm()
+    for _ in proc.stdout:   # each line is progress: the limit starts again
+        dog.arm()
+    assert proc.wait() == 0 and not dog.fired
+    dog.stop()
+    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    dog, t0 = Watchdog(silent, 0.3), time.monotonic()
+    dog.arm()
+    assert silent.wait(timeout=20) == -9 and dog.fired and time.monotonic() - t0 < 20
+
+
+def test_an_interrupted_parent_leaves_no_child_running():
+    import subprocess
+    from mlx_vjpcheck.running.child import ended_on_interrupt
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    with pytest.raises(KeyboardInterrupt):
+        with ended_on_interrupt(proc):
+            raise KeyboardInterrupt
+    assert proc.poll() is not None
+    calm = subprocess.Popen([sys.executable, "-c", "pass"])
+    with ended_on_interrupt(calm):   # left normally: nothing is ended
+        pass
+    assert calm.wait(timeout=20) == 0
+
+
+def test_commands_side_by_side_each_give_exit_code_and_output():
+    from mlx_vjpcheck.running.child import run_side_by_side
+    got = run_side_by_side({"a": ([sys.executable, "-c", "print('a')"], None),
+                            "b": ([sys.executable, "-c", "import sys; sys.stderr.write('b'); sys.exit(3)"], None)})
+    assert got["a"][:3] == (0, "a\n", "") and got["b"][:3] == (3, "", "b")
+
+
+def test_one_place_words_an_exit_status_in_each_caller_s_words():
+    from mlx_vjpcheck.core.exits import died, exit_text
+    assert exit_text(-11) == "signal SIGSEGV" and exit_text(3) == "exit code 3" and exit_text(-99) == "signal 99"
+    assert describe_exit(3) == "exit 3" and describe_exit(-8) == "signal SIGFPE"   # fuzz signatures
+    assert exit_text(-6, "exit", "killed by") == "killed by SIGABRT"                   # version probes
+    assert exit_text(-99, "exit", "killed by") == "killed by signal 99"
+    assert died(-8, "first\nlast line\n") == "process died (signal SIGFPE): last line"
+    assert died(1, "", "native process") == "native process died (exit code 1)"
+    assert died(-9, "x", how="timed out after 2 s") == "process died (timed out after 2 s): x"

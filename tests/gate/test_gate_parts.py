@@ -15,12 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from mlx_vjpcheck.native import bindings as B
-from mlx_vjpcheck.native import cache as C
-from mlx_vjpcheck.native import gate as G
-from mlx_vjpcheck.native import mlxtests as M
-from mlx_vjpcheck.native import pyfuzz as PF
-from mlx_vjpcheck.native import replay as R
+from mlx_vjpcheck.gate import bindings as B
+from mlx_vjpcheck.gate import cache as C
+from mlx_vjpcheck.gate import inputs as GI
+from mlx_vjpcheck.gate import suites as GS
+from mlx_vjpcheck.gate import compare as GC
+from mlx_vjpcheck.gate import run as GR
+from mlx_vjpcheck.gate import variants as nvar
+from mlx_vjpcheck.native import build as nb
+from mlx_vjpcheck.native import suite as native_suite
+from mlx_vjpcheck.gate import mlxtests as M
+from mlx_vjpcheck.gate import pyfuzz as PF
+from mlx_vjpcheck.gate import replay as R
 from mlx_vjpcheck.native.build import Recorder, Unit
 
 
@@ -260,7 +266,7 @@ def test_the_validator_takes_a_flaky_mlx_test_from_the_recorded_reruns_by_the_ru
     validates; the rule, not the recorded "confirmed" flag, decides. Negative controls:
     reruns that fail again on patched (flag forged to false), reruns of the wrong count,
     and no reruns at all leave the regression standing."""
-    from mlx_vjpcheck.judging.mlx_test_rules import recorded_reruns
+    from mlx_vjpcheck.judging.gate_verdict import recorded_reruns
     from mlx_vjpcheck.validation import native as VN
     from mlx_vjpcheck.validation.groups import Group
     rows = M.compare("python", {"t.C.test_a": _t("pass")}, {"t.C.test_a": _t("fail")})
@@ -280,9 +286,9 @@ def test_the_validator_takes_a_flaky_mlx_test_from_the_recorded_reruns_by_the_ru
 
 
 def test_series_json_names_each_diff_s_regression_tests(tmp_path):
-    """native/patch.handoff_tests: the tests of the diffs a series lists, or of the one diff
+    """gate/patch.handoff_tests: the tests of the diffs a series lists, or of the one diff
     given; none without a manifest; a named test that is missing is refused."""
-    from mlx_vjpcheck.native import patch as NP
+    from mlx_vjpcheck.gate import patch as NP
     (tmp_path / "tests").mkdir()
     for n in ("test_a.py", "test_b.py"):
         (tmp_path / "tests" / n).write_text("", encoding="utf-8")
@@ -313,18 +319,18 @@ def test_only_the_gradient_rules_own_oracles_hold_the_scope():
     comp = {"rows": [_row("g/sorted", "gather_mm", "fail", "pass", True),
                      _row("g/second", "gather_mm", "fail", "fail", True)]}
     other = {"g/second": {"pristine": ["reference", "second_order"], "patched": ["second_order"]}}
-    code, line = G.verdict(comp, None, "harness", other)
+    code, line = GC.verdict(comp, None, "harness", other)
     assert code == 0 and "1 of the scope's fail on both only in oracles of other rules" in line
     same = {"g/second": {"pristine": ["reference"], "patched": ["reference", "second_order"]}}
-    assert G.verdict(comp, None, "harness", same)[0] == 1
-    assert G.verdict(comp, None, "harness", None)[0] == 1     # nothing known: every failure holds
-    runs = {"pristine": G.native_suite.NativeRun(records=[
+    assert GC.verdict(comp, None, "harness", same)[0] == 1
+    assert GC.verdict(comp, None, "harness", None)[0] == 1     # nothing known: every failure holds
+    runs = {"pristine": native_suite.NativeRun(records=[
                 {"scenario": "x", "status": "fail", "error": None, "checks": [
                     {"name": "hvp:a", "kind": "second_order", "passed": False},
                     {"name": "grad:a", "kind": "reference", "passed": True}]},
                 {"scenario": "y", "status": "error", "error": "ValueError: z", "checks": []}]),
-            "patched": G.native_suite.NativeRun(records=[{"scenario": "x", "status": "crashed", "checks": []}])}
-    fails = G.failing_oracles(runs)
+            "patched": native_suite.NativeRun(records=[{"scenario": "x", "status": "crashed", "checks": []}])}
+    fails = GC.failing_oracles(runs)
     assert fails["y"] == {"pristine": ["error"]} and fails["x"]["patched"] == ["crashed"]
     assert fails["x"]["pristine"] == ["second_order"]       # a check's kind names its oracle
 
@@ -339,7 +345,7 @@ def _gather_fix():
 
 def test_the_gather_fix_passes_and_other_ops_failing_on_both_are_pre_existing():
     comp = _gather_fix()
-    code, scope, lines = G.overall({"comparison": comp})
+    code, scope, lines = GC.overall({"comparison": comp})
     assert code == 0 and scope["ops"] == ["gather_mm", "gather_qmm"], lines
     assert "1 fail on both (pre-existing)" in lines[1]
 
@@ -347,46 +353,46 @@ def test_the_gather_fix_passes_and_other_ops_failing_on_both_are_pre_existing():
 def test_a_wrong_pad_patch_fails_the_gate_naming_the_scenario():
     comp = _gather_fix()
     comp["rows"][4] = _row("pad/asym", "pad", "pass", "fail")
-    code, scope, lines = G.overall({"comparison": comp})
+    code, scope, lines = GC.overall({"comparison": comp})
     assert code == 1 and "pad" in scope["ops"] and "regressed: pad/asym" in lines[1]
 
 
 def test_a_gather_variant_that_leaves_a_defect_fails_the_gate():
     comp = _gather_fix()
     comp["rows"][2] = _row("q/sorted", "gather_qmm", "error", "fail", True)   # gather_qmm left broken
-    code, _, lines = G.overall({"comparison": comp})
+    code, _, lines = GC.overall({"comparison": comp})
     assert code == 1 and "not passing patched: q/sorted" in lines[1]
     # ... even when it changes no gather_qmm scenario at all: the pair is one scope
     comp["rows"][2] = _row("q/sorted", "gather_qmm", "error", "error", True)
-    assert G.overall({"comparison": comp})[0] == 1
+    assert GC.overall({"comparison": comp})[0] == 1
 
 
 def test_a_patch_that_changes_nothing_fails_unless_told():
     comp = {"rows": [_row("g/sorted", "gather_mm", "fail", "fail", True), _row("p", "pad", "pass", "pass")]}
-    code, _, lines = G.overall({"comparison": comp})
+    code, _, lines = GC.overall({"comparison": comp})
     assert code == 1 and "changes no scenario" in lines[-1]
-    assert G.overall({"comparison": comp}, "none")[0] == 0
+    assert GC.overall({"comparison": comp}, "none")[0] == 0
 
 
 def test_a_fix_for_another_op_is_scoped_to_it():
     comp = {"rows": [_row("g/sorted", "gather_mm", "fail", "fail", True),
                      _row("h/20", "hadamard_transform", "fail", "pass", True),
                      _row("h/16", "hadamard_transform", "pass", "pass")]}
-    code, scope, lines = G.overall({"comparison": comp})
+    code, scope, lines = GC.overall({"comparison": comp})
     assert code == 0 and scope["ops"] == ["hadamard_transform"], lines
     # declared scope: gather_mm must then be fixed as well
-    assert G.overall({"comparison": comp}, ["hadamard_transform", "gather_mm"])[0] == 1
+    assert GC.overall({"comparison": comp}, ["hadamard_transform", "gather_mm"])[0] == 1
 
 
 def test_expected_defects_of_strict_ops_must_reproduce():
     comp = {"rows": [_row("g/a", "gather_mm", "pass", "pass", True), _row("g/b", "gather_mm", "fail", "pass", True)]}
-    code, _, lines = G.overall({"comparison": comp})
+    code, _, lines = GC.overall({"comparison": comp})
     assert code == 1 and "not reproduced on pristine: g/a" in lines[1]
 
 
 def test_mlx_test_regressions_fail_the_whole_gate():
     rows = M.compare("cpp", {"ops_tests::pad": _t("pass")}, {"ops_tests::pad": _t("fail")})
-    code, _, lines = G.overall({"comparison": _gather_fix(), "mlx_tests": {"rows": rows}})
+    code, _, lines = GC.overall({"comparison": _gather_fix(), "mlx_tests": {"rows": rows}})
     assert code == 1 and "cpp ops_tests::pad" in lines[-1]
 
 
@@ -523,15 +529,15 @@ def test_configure_carries_the_users_options_and_stays_offline(tmp_path):
 
 def test_what_a_patch_may_touch():
     units = {"mlx/primitives.cpp": Unit("mlx/primitives.cpp", "/b", "c++", ())}
-    assert G.classify("mlx/primitives.cpp", units, True) == "mlx"
-    assert G.classify("python/src/ops.cpp", units, True) == "core"
-    assert G.classify("tests/ops_tests.cpp", units, True) == "tests"
-    assert G.classify("python/mlx/nn/layers/linear.py", units, True) == "python"
-    assert G.classify("mlx/primitives.h", units, True) == "header"   # its includers: test_gate_headers.py
-    with pytest.raises(G.InputError, match="not a translation unit"):
-        G.classify("python/src/ops.cpp", units, False)
-    with pytest.raises(G.InputError, match="not a translation unit"):
-        G.classify("README.md", units, True)
+    assert GI.classify("mlx/primitives.cpp", units, True) == "mlx"
+    assert GI.classify("python/src/ops.cpp", units, True) == "core"
+    assert GI.classify("tests/ops_tests.cpp", units, True) == "tests"
+    assert GI.classify("python/mlx/nn/layers/linear.py", units, True) == "python"
+    assert GI.classify("mlx/primitives.h", units, True) == "header"   # its includers: test_gate_headers.py
+    with pytest.raises(GI.InputError, match="not a translation unit"):
+        GI.classify("python/src/ops.cpp", units, False)
+    with pytest.raises(GI.InputError, match="not a translation unit"):
+        GI.classify("README.md", units, True)
 
 
 # --- replay: recorded against new ----------------------------------------------------------------
@@ -615,7 +621,7 @@ def test_a_part_s_link_key_holds_only_the_objects_it_links(tmp_path, monkeypatch
     # A C++ test unit recompiled against a patched header enters the tests' link, not the
     # package's or the suite's: a gate without the C++ tests reuses the same package.
     from types import SimpleNamespace
-    from mlx_vjpcheck.native import variants as V
+    from mlx_vjpcheck.gate import variants as V
     groups = {"mlx/primitives.cpp": "mlx", "python/src/array.cpp": "core", "tests/ops_tests.cpp": "tests"}
     unit = SimpleNamespace(compiler="c++", flags=["-O2"])
     bindings = SimpleNamespace(key="b", extension="core.so",
@@ -647,7 +653,7 @@ def test_recorder_env_reaches_the_command(tmp_path):
 
 # --- the gate's MLX-test stages end to end, on fake builds ---------------------------------------
 
-def _fake_build(root: Path, name: str, answer: int) -> "G.nvar.Variant":
+def _fake_build(root: Path, name: str, answer: int) -> "nvar.Variant":
     pkg = root / name / "python" / "mlx"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -656,7 +662,7 @@ def _fake_build(root: Path, name: str, answer: int) -> "G.nvar.Variant":
     binary.parent.mkdir(parents=True)
     binary.write_text(f"#!{sys.executable}\nimport os\nos.environ['NO_CRASH'] = '1'\n" + FAKE_DOCTEST)
     binary.chmod(0o755)
-    return G.nvar.Variant(name, {"package": root / name, "tests": root / name}, {"package": name, "tests": name})
+    return nvar.Variant(name, {"package": root / name, "tests": root / name}, {"package": name, "tests": name})
 
 
 def test_mlx_test_stages_name_a_confirmed_regression(tmp_path, fake_tests):
@@ -665,13 +671,13 @@ def test_mlx_test_stages_name_a_confirmed_regression(tmp_path, fake_tests):
     (src / "python").mkdir(parents=True)
     os.symlink(tests, src / "python" / "tests")
     built = {"pristine": _fake_build(tmp_path, "pristine", 42), "patched": _fake_build(tmp_path, "patched", 41)}
-    gate = G.Gate(G.nb.MLX, src, tmp_path, tmp_path / "lib.a", {}, {}, {}, "", [], "as-built", 2,
+    gate = GI.Gate(nb.MLX, src, tmp_path, tmp_path / "lib.a", {}, {}, {}, "", [], "as-built", 2,
                   tmp_path / "cache", False, stages=("mlx-python", "mlx-cpp"), commit="0" * 40)
     gate.rec, gate.work = Recorder(tmp_path / "run"), tmp_path / "work"
     gate.work.mkdir()
-    results = {(s, v): (G.run_mlx_python if s == "mlx-python" else G.run_mlx_cpp)(gate, built[v])
-               for s in ("mlx-python", "mlx-cpp") for v in G.VARIANTS}
-    doc, reruns = G.mlx_tests_document(results, gate, built)
+    results = {(s, v): (GS.run_mlx_python if s == "mlx-python" else GS.run_mlx_cpp)(gate, built[v])
+               for s in ("mlx-python", "mlx-cpp") for v in GI.VARIANTS}
+    doc, reruns = GR.mlx_tests_document(results, gate, built)
     bad = [r for r in doc["rows"] if r["change"] == "regression"]
     assert [r["test"] for r in bad] == ["test_fake.TestA.test_pass"]
     assert reruns == {"python:test_fake.TestA.test_pass": {"pristine": ["pass"] * 3, "patched": ["fail"] * 3,
@@ -680,7 +686,7 @@ def test_mlx_test_stages_name_a_confirmed_regression(tmp_path, fake_tests):
     pre = {r["test"] for r in doc["rows"] if r["change"] == "pre-existing"}
     assert "test_fake.TestA.test_fail" in pre and "a_tests::test two" in pre      # fail on both: not blamed
     # each build imported its own mlx, and ran in its own $TMPDIR
-    assert {v: results[("mlx-python", v)]["mlx"]["version"] for v in G.VARIANTS} == \
+    assert {v: results[("mlx-python", v)]["mlx"]["version"] for v in GI.VARIANTS} == \
         {"pristine": "0.0.pristine", "patched": "0.0.patched"}
     ids = {e["id"] for e in gate.rec.entries}
     assert {"mlx-python-pristine", "mlx-python-patched", "mlx-cpp-pristine", "mlx-cpp-patched"} <= ids
@@ -701,10 +707,10 @@ def test_a_scenario_regression_its_reruns_do_not_confirm_is_flaky():
     comp = _gather_fix()
     comp["rows"][4] = _row("pad/asym", "pad", "pass", "crashed")     # e.g. a hang, once
     flaky = {"pad/asym": {"pristine": ["pass", "pass"], "patched": ["pass", "crashed"], "confirmed": False}}
-    code, _, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
+    code, _, lines = GC.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
     assert code == 0 and "1 flaky" in lines[1], lines
     real = {"pad/asym": {"pristine": ["pass", "pass"], "patched": ["fail", "fail"], "confirmed": True}}
-    code, _, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": real}}})
+    code, _, lines = GC.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": real}}})
     assert code == 1 and "regressed: pad/asym" in lines[1]
 
 
@@ -712,10 +718,10 @@ def test_a_flaky_fix_does_not_widen_the_scope():
     comp = _gather_fix()
     comp["rows"] += [_row("b/zero", "broadcast_to", "crashed", "pass"),          # a hang on pristine, once
                      _row("b/other", "broadcast_to", "fail", "fail", True)]
-    code, scope, _ = G.overall({"comparison": comp})
+    code, scope, _ = GC.overall({"comparison": comp})
     assert "broadcast_to" in scope["ops"] and code == 1              # taken at its word: b/other unfixed
     flaky = {"b/zero": {"pristine": ["pass", "pass"], "patched": ["pass", "pass"], "confirmed": False}}
-    code, scope, lines = G.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
+    code, scope, lines = GC.overall({"comparison": comp, "gate": {"scenario_reruns": {"harness": flaky}}})
     assert code == 0 and "broadcast_to" not in scope["ops"], lines
 
 
@@ -724,17 +730,17 @@ def test_defect_classes_the_patch_fixes_are_held_others_are_pre_existing():
             _row("g/zero", "gather_mm", "crashed", "crashed", True), _row("g/ok", "gather_mm", "pass", "pass")]
     tags = {"g/left/1": ["left_selection"], "g/left/2": ["left_selection"], "g/zero": ["zero_size"]}
     outcome = {"comparison": {"rows": rows}, "gate": {"defect_tags": tags}}
-    code, _, lines = G.overall(outcome)
+    code, _, lines = GC.overall(outcome)
     # left_selection is held (the patch fixes one of its scenarios): g/left/2 is unfixed
     assert code == 1 and "not passing patched: g/left/2" in lines[1] and "g/zero" not in lines[1], lines
     rows[1] = _row("g/left/2", "gather_mm", "fail", "pass", True)
-    code, _, lines = G.overall(outcome)
+    code, _, lines = GC.overall(outcome)
     assert code == 0 and "1 fail on both (pre-existing)" in lines[1], lines      # zero_size: another class
     # a new failure on top of an old one is a regression: a crash where pristine failed a second-order check
     rows.append(_row("g/second", "gather_mm", "fail", "crashed"))
     fails = {"g/second": {"pristine": ["second_order"], "patched": ["crashed"]}}
     outcome["gate"]["failing"] = {"harness": fails}
-    code, _, lines = G.overall(outcome)
+    code, _, lines = GC.overall(outcome)
     assert code == 1 and "regressed: g/second" in lines[1]
 
 
@@ -772,7 +778,7 @@ def test_a_replay_runs_corpus_entries_as_corpus_entries_and_its_comparison_valid
     # comparison.json failed validation ("source 'catalog' but the scenario is a regression
     # scenario"; an out-of-scope entry also "in_scope True but this package's regression
     # gives False"). R.main with the builds and runs faked (the executors give the recorded
-    # records back); the comparison is G.comparison over the entries the replay hands the
+    # records back); the comparison is GC.comparison over the entries the replay hands the
     # gate, as _build_and_run makes it.
     from types import SimpleNamespace
     from helpers import evidence_fixtures as fx
@@ -784,14 +790,14 @@ def test_a_replay_runs_corpus_entries_as_corpus_entries_and_its_comparison_valid
         native={"mlx_checkout_commit": "c" * 40, "opt": "O0", "stages": ["native"]}), remanifest=True)
     rc, said, _ = fx.check(ev)
     assert rc == 0, said                                   # honest gate evidence
-    recorded = {v: json.loads((ev / paths.results_for(v)).read_text()) for v in G.VARIANTS}
+    recorded = {v: json.loads((ev / paths.results_for(v)).read_text()) for v in GI.VARIANTS}
     seen = []
 
     def build_and_run(gate, entries, tmp):
         seen.extend(entries)
-        runs = {v: SimpleNamespace(records=recorded[v]["records"], skipped=[]) for v in G.VARIANTS}
+        runs = {v: SimpleNamespace(records=recorded[v]["records"], skipped=[]) for v in GI.VARIANTS}
         return {"native_results": json.loads(json.dumps(recorded)),
-                "native_comparison": G.comparison(entries, runs, ["mlx/primitives.cpp"], FIRST_ORDER)}
+                "native_comparison": GC.comparison(entries, runs, ["mlx/primitives.cpp"], FIRST_ORDER)}
 
     def staged_run(gate, out, body, kind, replace):
         import shutil
@@ -801,11 +807,11 @@ def test_a_replay_runs_corpus_entries_as_corpus_entries_and_its_comparison_valid
         fx.rewrite_manifest(out)
         return outcome
     gate = SimpleNamespace(stages=("native",), native_dir="", rec=None)
-    monkeypatch.setattr(G, "check_source", lambda src, project: Path(src))
+    monkeypatch.setattr(GI, "check_source", lambda src, project: Path(src))
     monkeypatch.setattr(R.environment, "git_commit", lambda src: "c" * 40)
-    monkeypatch.setattr(G, "prepare", lambda *a, **k: gate)
-    monkeypatch.setattr(G, "_build_and_run", build_and_run)
-    monkeypatch.setattr(G, "staged_run", staged_run)
+    monkeypatch.setattr(GI, "prepare", lambda *a, **k: gate)
+    monkeypatch.setattr(GR, "_build_and_run", build_and_run)
+    monkeypatch.setattr(GR, "staged_run", staged_run)
     out = tmp_path / "replay"
     args = SimpleNamespace(replay=str(ev), mlx_source=str(tmp_path), mlx_build=str(tmp_path), out=str(out),
                            replace=False, cache=None, jobs=1, fresh=False, hang_timeout=1)

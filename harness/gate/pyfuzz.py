@@ -21,11 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
+from ..core.exits import exit_text
 from ..evidence import atomic, paths
 
 SCHEMA = "mlx-vjpcheck/gate-fuzz/1"
@@ -90,54 +89,41 @@ def _argv(*extra) -> list:
 
 def side_by_side(gate, built: dict, args, env: dict) -> dict:
     """{variant: campaign out dir}, one campaign per build in parallel processes."""
-    from . import gate as G
-    env_path = gate.work / "environment.json"
-    procs = {}
-    t0 = time.perf_counter()
+    from ..running.child import run_side_by_side
+    from . import inputs as GI
+    from . import suites as GS
+    outs, commands = {}, {}
     for v, b in built.items():
-        e = dict(env, gate_variant=v)
         p = gate.work / f"environment-{v}.json"
-        atomic.write_json(p, e)
-        out = gate.work / f"fuzz-{v}"
-        argv = _argv("--time", args.fuzz, "--seed", args.seed, "--out", out, "--environment", p,
+        atomic.write_json(p, dict(env, gate_variant=v))
+        outs[v] = gate.work / f"fuzz-{v}"
+        argv = _argv("--time", args.fuzz, "--seed", args.seed, "--out", outs[v], "--environment", p,
                      *(["--max-examples", args.max_examples] if args.max_examples else []),
                      *(["--ops", args.fuzz_ops] if args.fuzz_ops else []))
-        procs[v] = (argv, out, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                cwd=G.PACKAGE_PARENT, env=G.python_env(b, gate)))
-    del env_path
-    outs = {}
-    try:
-        for v, (argv, out, proc) in procs.items():
-            stdout, stderr = proc.communicate()
-            gate.rec.record(f"fuzz-{v}", argv, G.PACKAGE_PARENT, proc.returncode,
-                            round(time.perf_counter() - t0, 3), stdout, stderr)
-            if proc.returncode != 0:
-                tail = (stderr.strip().splitlines() or ["no output"])[-1]
-                raise G.StepFailed(f"the {v} fuzz campaign failed (exit {proc.returncode}): {tail[:300]}")
-            outs[v] = out
-    except BaseException:
-        for _, _, proc in procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait()
-        raise
+        commands[v] = (argv, GS.python_env(b, gate))
+    for v, (rc, stdout, stderr, seconds) in run_side_by_side(commands, cwd=GI.PACKAGE_PARENT).items():
+        gate.rec.record(f"fuzz-{v}", commands[v][0], GI.PACKAGE_PARENT, rc, seconds, stdout, stderr)
+        if rc != 0:
+            tail = (stderr.strip().splitlines() or ["no output"])[-1]
+            raise GI.StepFailed(f"the {v} fuzz campaign failed ({exit_text(rc, 'exit')}): {tail[:300]}")
     return outs
 
 
 def recheck(gate, built: dict, scenarios: list) -> dict:
     """{variant: {scenario name: {status, signature, error}}}: every scenario through every
     oracle of the fuzzer on each build."""
-    from . import gate as G
+    from . import inputs as GI
+    from . import suites as GS
     path = gate.work / "recheck.json"
     atomic.write_json(path, scenarios)
     out = {}
     for v, b in built.items():
         res = gate.work / f"recheck-{v}.json"
-        e = gate.rec.run(f"recheck-{v}", _argv("--recheck", path, "--out", res), G.PACKAGE_PARENT,
-                         env=G.python_env(b, gate))
+        e = gate.rec.run(f"recheck-{v}", _argv("--recheck", path, "--out", res), GI.PACKAGE_PARENT,
+                         env=GS.python_env(b, gate))
         if e["exit_code"] != 0:
-            raise G.StepFailed(f"running the findings again on the {v} build failed (exit {e['exit_code']}): "
-                               f"see {{out}}/{e['stderr']}")
+            raise GI.StepFailed(f"running the findings again on the {v} build failed "
+                                f"({exit_text(e['exit_code'], 'exit')}): see {{out}}/{e['stderr']}")
         out[v] = {r["scenario"]: r for r in json.loads(res.read_text(encoding="utf-8"))}
     return out
 
@@ -150,7 +136,7 @@ def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict, claimed_sign
     a signature the patch claims (an in-scope regression-corpus entry's, or any of an op
     named by --fixes)."""
     from ..fuzz import findings as F
-    from .gate import TARGET
+    from ..judging.gate_verdict import TARGET
     seen = {}
     for v, d in outs.items():
         for f in F.load(d):
@@ -202,7 +188,7 @@ def gate_oracles() -> set:
     """The oracles a gate holds a patch to for the ops in its scope (gate.HELD: the
     first-order ones). A finding both builds fail that only another oracle (second order,
     vmap, ...) flags is another rule's defect, pre-existing."""
-    from .gate import HELD
+    from ..judging.gate_verdict import HELD
     return set(HELD)
 
 
@@ -233,18 +219,20 @@ def run(args, gate, fixes, say) -> dict:
     {"summary", "campaigns"} or {"failed": one line}."""
     from ..cases import files
     from ..running import environment
-    from . import gate as G
+    from . import build as GB
+    from . import suites as GS
+    from . import run as GR
     corpus = files.regressions()
     out_of_scope = {e.meta.get("signature"): e.reason for e in corpus if not e.in_scope}
     claimed = {e.meta.get("signature") for e in corpus if e.in_scope}
     state = {}
 
     def body(tmp):
-        built = G.build_variants(gate)
-        G.import_check(gate, built["pristine"])
-        G.import_check(gate, built["patched"])
+        built = GB.build_variants(gate)
+        GS.import_check(gate, built["pristine"])
+        GS.import_check(gate, built["patched"])
         env = environment.record(["cpu"], mlx_checkout=gate.src)
-        env["native"] = G.native_environment(gate, 0.0)
+        env["native"] = GR.native_environment(gate, 0.0)
         say(f"fuzzing the pristine and the patched build side by side for {args.fuzz:g} s each")
         outs = side_by_side(gate, built, args, env)
         campaigns = {}
@@ -262,7 +250,7 @@ def run(args, gate, fixes, say) -> dict:
         atomic.write_json(Path(tmp) / SUMMARY, summary)
         state.update(summary=summary, campaigns=campaigns)
         return {}
-    outcome = G.staged_run(gate, args.out, body, "native-fuzz", args.replace)
+    outcome = GR.staged_run(gate, args.out, body, "native-fuzz", args.replace)
     return outcome if "failed" in outcome else state
 
 

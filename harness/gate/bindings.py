@@ -41,8 +41,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.exits import exit_text
 from ..evidence import atomic
-from . import build as nb
+from ..native import build as nb
 from . import cache as native_cache
 
 ROOT_NAME = "mlx-bindings"
@@ -294,7 +295,7 @@ def configure(root: Path, src: Path, user_build: Path, commit, rec, say, fresh=F
     if done["exit_code"] != 0:
         err = (rec.root / done["stderr"]).read_text(encoding="utf-8").strip().splitlines()
         hint = next((ln.strip() for ln in err if "Error" in ln or "error" in ln), err[-1] if err else "")
-        raise BindingsError(f"configuring the bindings failed (exit {done['exit_code']}): {hint[:200]} "
+        raise BindingsError(f"configuring the bindings failed ({exit_text(done['exit_code'], 'exit')}): {hint[:200]} "
                             f"(see {{out}}/{done['stderr']})")
     atomic.write_json(stamp, native_cache._kept(rec, done, build_dir, build_dir))
     return build_dir, key

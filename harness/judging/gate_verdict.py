@@ -1,9 +1,12 @@
-"""The gate's verdict rules, one policy for the gate that runs (native/gate.py) and the
-validator that re-derives its verdict offline (validation/native.py): which ops a patch
-is held to, which defect classes it fixed, which scenarios it must then pass, what
-counts as a regression. Pure functions of comparison rows (scenario, op, pristine and
-patched status, expects_defect, in_scope, source), the oracles each non-passing record
-fails, and the first-order defect tags of the expected defects; numpy only.
+"""The gate's verdict, one module for the gate that runs (harness/gate/) and the
+validator that re-derives its verdict offline (validation/native.py): which ops a
+patch is held to, which defect classes it fixed, which scenarios it must then pass,
+what counts as a regression; and the same for MLX's own tests (the outcomes that
+count as working, a pass -> fail its reruns show flaky, what the patch's own
+regression tests must show). Pure functions of comparison rows (scenario, op,
+pristine and patched status, expects_defect, in_scope, source), the oracles each
+non-passing record fails, the first-order defect tags of the expected defects and
+the MLX tests' recorded outcomes; numpy only.
 """
 from __future__ import annotations
 
@@ -132,3 +135,117 @@ def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | Non
         "passing_pristine": sum(r["pristine"] == "pass" for r in rows),
         "corpus": sum(r.get("source") == "regression" for r in scoped),
     }
+
+
+# --- what the rules read, derived the same way on both sides ---------------------------------------
+
+def failing_by_scenario(records: dict) -> dict:
+    """{scenario: {variant: [oracles its record fails]}} for every record that does not
+    pass, from {variant: [records]}: what the verdict holds a patch to (HELD) is read from
+    it. The gate keeps it in gate.json; the validator re-derives it from the results files."""
+    out = {}
+    for v, recs in records.items():
+        for r in recs:
+            if r.get("status") != "pass":
+                out.setdefault(r["scenario"], {})[v] = failing(r)
+    return out
+
+
+def expects_defect(kind: str, expected: bool, scenario, oracles=None) -> bool:
+    """Whether a pristine build is expected not to pass a scenario where only `oracles`
+    run (None: every one). `kind`: "catalog", "regression" (a corpus entry), "finding"
+    or "file"; `expected`: what its record or file says. A class only a transform
+    oracle shows (OpInfo.revealed_by) is not expected of a first-order executor."""
+    if oracles is None or kind == "finding":
+        return expected
+    if kind == "catalog":
+        return scenario.expects_defect_under(oracles)
+    return expected and scenario.expects_defect_under(oracles)
+
+
+def biting(scenario, oracles=None) -> list:
+    """The defect tags that bite on a scenario's call (conditional tags resolved, and with
+    `oracles` only those they show); an unbound scenario (an op this package does not
+    know): its tags as given."""
+    if scenario.info is None:
+        return list(scenario.defect_tags)
+    return [t for t in scenario.defect_tags if scenario.info.expects_defect((t,), scenario.params, oracles)]
+
+
+# --- MLX's own tests -------------------------------------------------------------------------------
+
+GOOD = ("pass", "xfail")          # what a test that works gives
+NOT_RUN = ("skip", None)
+MLX_RERUNS = 3                    # each pass -> fail is run again this many times a side
+
+
+def mlx_change(a, b) -> str:
+    """One test's outcomes on the two builds, as a change: "regression" (passes pristine,
+    not patched), "fixed" (the reverse), "pre-existing" (fails on both the same way),
+    "changed" (failing differently, or pass <-> skip / xfail), "missing" (ran on one build
+    only), "" (the same)."""
+    good_a, good_b = a in GOOD or a == "skip", b in GOOD or b == "skip"
+    if a is None or b is None:
+        return "missing"
+    if a == b:
+        return "pre-existing" if not good_a else ""
+    if a in GOOD and not good_b:
+        return "regression"
+    if not good_a and b in GOOD:
+        return "fixed"
+    return "changed"
+
+
+def mlx_key(row: dict) -> str:
+    return f"{row['suite']}:{row['test']}"
+
+
+def mlx_confirmed(seen: dict) -> bool:
+    """A pass -> fail its reruns confirm: every rerun passes on pristine, none on patched."""
+    return all(o in GOOD for o in seen["pristine"]) and all(o not in GOOD for o in seen["patched"])
+
+
+def mlx_flaky(row: dict, reruns: dict | None) -> bool:
+    """A regression its reruns did not confirm."""
+    seen = (reruns or {}).get(mlx_key(row))
+    return row["change"] == "regression" and seen is not None and not mlx_confirmed(seen)
+
+
+def mlx_regressions(rows: list, reruns: dict | None) -> list:
+    """The rows that fail the MLX tests' verdict: a pass -> fail (unless its reruns show
+    it flaky), or a test that passed on pristine and did not run on patched."""
+    return [r for r in rows if (r["change"] == "regression" and not mlx_flaky(r, reruns))
+            or (r["change"] == "missing" and r["pristine"] in GOOD)]
+
+
+def handoff_problems(rows: list) -> list:
+    """The patch's regression tests (suite "handoff") that do not do their job, one line
+    each: a file none of whose tests fails on pristine does not show the defect, and a
+    file with a test that does not pass patched is not fixed. (A file may hold a test
+    that passes on pristine beside those that carry the class.)"""
+    files = {}
+    for r in rows:
+        if r["suite"] == "handoff":
+            files.setdefault(r["test"].split(".")[0], []).append(r)
+    out = []
+    for name, rs in sorted(files.items()):
+        if not any(r["pristine"] not in GOOD and r["pristine"] not in NOT_RUN for r in rs):
+            out.append(f"regression test {name}: no test fails on pristine (it does not show the defect)")
+        bad = [r["test"] for r in rs if r["patched"] not in GOOD]
+        if bad:
+            out.append(f"regression test {name}: {len(bad)} of {len(rs)} do not pass patched (first: {bad[0]})")
+    return out
+
+
+def recorded_reruns(gate_doc) -> dict:
+    """The MLX tests the gate ran again after a pass -> fail (gate.json mlx_test_reruns:
+    {suite:test: {"pristine": [outcomes], "patched": [outcomes]}}), each with exactly
+    MLX_RERUNS outcomes a side; anything else recorded there is left out (and its
+    regression then stands). Their "confirmed" flag is not read: the rule re-derives it."""
+    got = gate_doc.get("mlx_test_reruns") if isinstance(gate_doc, dict) else None
+    out = {}
+    for k, seen in (got.items() if isinstance(got, dict) else ()):
+        sides = [seen.get(v) if isinstance(seen, dict) else None for v in ("pristine", "patched")]
+        if all(isinstance(x, list) and len(x) == MLX_RERUNS and all(isinstance(o, str) for o in x) for x in sides):
+            out[k] = {"pristine": sides[0], "patched": sides[1]}
+    return out

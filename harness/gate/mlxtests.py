@@ -1,7 +1,7 @@
 """MLX's own test suites against a gate's two builds, one outcome per test.
 
 * Python: `python/tests` of the checkout (unittest), discovered and run by this
-  module's child (`python -m <package>.native.mlxtests`, below) with the built
+  module's child (`python -m <package>.gate.mlxtests`, below) with the built
   package first on PYTHONPATH. The child prints one JSON line per test as it
   starts and as it ends, so a test that kills the interpreter is one `crashed`
   outcome and the run resumes at the next test (as the scenario worker does).
@@ -27,9 +27,10 @@ import sys
 import time
 import traceback
 
-from ..judging.mlx_test_rules import (GOOD, NOT_RUN, RERUNS, confirmed, flaky,  # noqa: F401
-                                      handoff_problems, key)
-from ..judging.mlx_test_rules import change as rule_change
+from ..core.exits import died, exit_text
+from ..judging.gate_verdict import GOOD, handoff_problems, mlx_confirmed, mlx_flaky, mlx_key, mlx_regressions
+from ..judging.gate_verdict import MLX_RERUNS as RERUNS
+from ..judging.gate_verdict import mlx_change as rule_change
 
 SCHEMA = "mlx-vjpcheck/mlx-tests/1"
 RANK = {"pass": 0, "skip": 0, "xfail": 0, "xpass": 2, "fail": 3, "error": 4, "crashed": 5}
@@ -237,7 +238,7 @@ def run_python(start_dir, execute, pattern_filter=None, max_restarts: int = 50, 
         if current is None:
             if rc != 0 and c is None:
                 tail = (err.strip().splitlines() or ["(no output)"])[-1]
-                raise RuntimeError(f"MLX's Python tests could not start (exit {rc}): {tail[:300]}")
+                raise RuntimeError(f"MLX's Python tests could not start ({exit_text(rc, 'exit')}): {tail[:300]}")
             break
         tid, index = current
         results[tid] = {"id": tid, "outcome": "crashed", "seconds": None, "detail": _death(rc, err)}
@@ -250,10 +251,7 @@ def run_python(start_dir, execute, pattern_filter=None, max_restarts: int = 50, 
 
 
 def _death(rc: int, err: str) -> str:
-    import signal
-    how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
-    tail = err.strip().splitlines()[-1:] if err.strip() else []
-    return f"process died ({how})" + (f": {tail[0][:300]}" if tail else "")
+    return died(rc, err)
 
 
 # --- C++: doctest's XML reporter --------------------------------------------------------------
@@ -347,7 +345,7 @@ def run_cpp(binary, work_dir, execute, pattern_filter=None, max_restarts: int = 
         if current is None:
             if rc != 0 and not cases:
                 tail = (err.strip().splitlines() or ["(no output)"])[-1]
-                raise RuntimeError(f"MLX's C++ tests could not start (exit {rc}): {tail[:300]}")
+                raise RuntimeError(f"MLX's C++ tests could not start ({exit_text(rc, 'exit')}): {tail[:300]}")
             break
         results[_unique(results, current)] = {"id": current, "outcome": "crashed", "seconds": None,
                                               "detail": _death(rc, err)}
@@ -400,15 +398,14 @@ def confirm(rows: list, rerun) -> dict:
         if r["change"] != "regression":
             continue
         seen = {v: [rerun(r["suite"], r["test"], v) for _ in range(RERUNS)] for v in ("pristine", "patched")}
-        out[key(r)] = dict(seen, confirmed=confirmed(seen))
+        out[mlx_key(r)] = dict(seen, confirmed=mlx_confirmed(seen))
     return out
 
 
 def verdict(rows: list, reruns: dict | None = None) -> tuple:
     """(ok, one line). Regressions fail the gate (unless reruns show them flaky); so does
     a test that ran on pristine, passing, and not at all on patched."""
-    bad = [r for r in rows if (r["change"] == "regression" and not flaky(r, reruns))
-           or (r["change"] == "missing" and r["pristine"] in GOOD)]
+    bad = mlx_regressions(rows, reruns)
     by = {}
     for r in rows:
         by.setdefault(r["suite"], []).append(r)
@@ -416,11 +413,11 @@ def verdict(rows: list, reruns: dict | None = None) -> tuple:
     for suite, rs in sorted(by.items()):
         passed = sum(r["patched"] in GOOD for r in rs)
         parts.append(f"{suite} {passed}/{len(rs)} pass patched, "
-                     f"{sum(r['change'] == 'regression' and not flaky(r, reruns) for r in rs)} pass->fail, "
+                     f"{sum(r['change'] == 'regression' and not mlx_flaky(r, reruns) for r in rs)} pass->fail, "
                      f"{sum(r['change'] == 'pre-existing' for r in rs)} failing on both, "
                      f"{sum(r['change'] == 'fixed' for r in rs)} fixed"
-                     + (f", {sum(flaky(r, reruns) for r in rs)} flaky (passed again on patched)"
-                        if any(flaky(r, reruns) for r in rs) else ""))
+                     + (f", {sum(mlx_flaky(r, reruns) for r in rs)} flaky (passed again on patched)"
+                        if any(mlx_flaky(r, reruns) for r in rs) else ""))
     line = "MLX tests: " + ("; ".join(parts) if parts else "none ran")
     # a test the patch edits is compared old (pristine) against new (patched); its old
     # version's outcome on patched is always said, never folded silently into a pass

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mlx_vjpcheck.native import gate as G
-from mlx_vjpcheck.native import headers as H
+from mlx_vjpcheck.gate import inputs as GI
+from mlx_vjpcheck.gate import build as GB
+from mlx_vjpcheck.gate import suites as GS
+from mlx_vjpcheck.gate import headers as H
 from mlx_vjpcheck.native.build import MLX, Unit
 
 CXX = shutil.which("c++") or shutil.which("g++")
@@ -66,19 +68,19 @@ def test_the_units_including_a_header_come_from_the_builds_dependency_files(tmp_
 def test_a_header_is_its_own_group_and_the_unapplicable_ones_are_refused_in_one_line(tmp_path):
     src, build = fake_build(tmp_path)
     units = {"a.cpp": Unit("a.cpp", str(build), "c++", ()), "b.cpp": Unit("b.cpp", str(build), "c++", ())}
-    assert G.classify("lib/x.h", units, True) == "header"
-    assert G.check_headers(build, src, units, {"lib/x.h": "header", "a.cpp": "mlx"}, True)["a.cpp"] == \
+    assert GI.classify("lib/x.h", units, True) == "header"
+    assert GI.check_headers(build, src, units, {"lib/x.h": "header", "a.cpp": "mlx"}, True)["a.cpp"] == \
         {"lib/x.h", "lib/y.h"}
-    assert G.check_headers(build, src, units, {"b.cpp": "mlx"}, True) == {}
-    with pytest.raises(G.InputError) as e:   # nobody includes it (another backend's header)
-        G.check_headers(build, src, units, {"lib/unused.h": "header"}, True)
+    assert GI.check_headers(build, src, units, {"b.cpp": "mlx"}, True) == {}
+    with pytest.raises(GI.InputError) as e:   # nobody includes it (another backend's header)
+        GI.check_headers(build, src, units, {"lib/unused.h": "header"}, True)
     assert "lib/unused.h" in str(e.value) and "no translation unit" in str(e.value) and "\n" not in str(e.value)
     # a header the build turns into a generated source (MLX's CPU JIT preamble)
     (build / "build.ninja").write_text(f"build gen/pre.cpp | ${{w}}gen/pre.cpp: CUSTOM_COMMAND {src}/make.sh "
                                        f"{src}/lib/x.h {src}/lib/y.h\n")
     assert H.generated_inputs(build, src) == {"lib/x.h": "gen/pre.cpp", "lib/y.h": "gen/pre.cpp"}
-    with pytest.raises(G.InputError) as e:
-        G.check_headers(build, src, units, {"lib/x.h": "header"}, True)
+    with pytest.raises(GI.InputError) as e:
+        GI.check_headers(build, src, units, {"lib/x.h": "header"}, True)
     assert "lib/x.h" in str(e.value) and "gen/pre.cpp" in str(e.value) and "\n" not in str(e.value)
 
 
@@ -97,9 +99,9 @@ def test_without_dependency_files_the_compiler_lists_them_once(tmp_path):
     assert "a.cpp" in str(e.value) and "\n" not in str(e.value)
 
 
-def header_gate(tmp_path, src, build, units, build_deps) -> G.Gate:
+def header_gate(tmp_path, src, build, units, build_deps) -> GI.Gate:
     touched = {"lib/x.h": ("", "#pragma once\ninline int f() { return 2; }\n")}
-    return G.Gate(MLX, src, build, build / "libm.a", units, touched, {"lib/x.h": "header"}, "", [], "as-built",
+    return GI.Gate(MLX, src, build, build / "libm.a", units, touched, {"lib/x.h": "header"}, "", [], "as-built",
                   1, tmp_path / "cache", False, ("native",), build_deps=build_deps)
 
 
@@ -108,14 +110,14 @@ def test_every_includer_is_selected_from_dependency_files_or_the_compiler(tmp_pa
     src, build = fake_build(tmp_path)
     units = {n: Unit(n, str(build), CXX, (f"-I{src}",)) for n in ("a.cpp", "b.cpp")}
     gate = header_gate(tmp_path, src, build, units, H.from_build(build, src))
-    assert G.resolve_header_units(gate) == {"a.cpp": "mlx"}
+    assert GB.resolve_header_units(gate) == {"a.cpp": "mlx"}
     # the build's files say nothing (a build without them): -MM finds the same unit
     gate = header_gate(tmp_path, src, build, units, {})
-    assert G.resolve_header_units(gate) == {"a.cpp": "mlx"}
+    assert GB.resolve_header_units(gate) == {"a.cpp": "mlx"}
     assert gate.header_texts == {"lib/x.h": "#pragma once\ninline int f() { return 2; }\n"}
     # a touched unit is compiled anyway (pristine and patched): not listed twice
     gate.touched["a.cpp"] = ("x", "y")
-    assert G.resolve_header_units(gate) == {}
+    assert GB.resolve_header_units(gate) == {}
 
 
 @needs_cxx
@@ -123,8 +125,8 @@ def test_nobody_including_the_header_after_scanning_is_a_step_failure(tmp_path):
     src, build = fake_build(tmp_path)
     units = {"b.cpp": Unit("b.cpp", str(build), CXX, (f"-I{src}",))}
     gate = header_gate(tmp_path, src, build, units, {})
-    with pytest.raises(G.StepFailed, match="lib/x.h"):
-        G.resolve_header_units(gate)
+    with pytest.raises(GI.StepFailed, match="lib/x.h"):
+        GB.resolve_header_units(gate)
 
 
 def compile_with_overlay(tmp_path, src, unit_rel) -> list:
@@ -177,7 +179,7 @@ class TestA(unittest.TestCase):
 
 
 def test_the_tests_a_patch_edits_are_named_by_their_methods():
-    from mlx_vjpcheck.native import mlxtests as M
+    from mlx_vjpcheck.gate import mlxtests as M
     new = OLD_TESTS.replace("self.assertEqual(0.0, 0.0)", "self.assertEqual(-1.0, -1.0)") \
         .replace("    def test_removed(self):\n        pass\n", "    def test_added(self):\n        pass\n") \
         .replace("return 1", "return 1  # a helper's edit names no test")
@@ -187,7 +189,7 @@ def test_the_tests_a_patch_edits_are_named_by_their_methods():
 
 
 def test_an_edited_test_is_said_in_the_verdict_and_never_hides_a_regression():
-    from mlx_vjpcheck.native import mlxtests as M
+    from mlx_vjpcheck.gate import mlxtests as M
     rows = M.compare("python", {"t.A.test_e": {"outcome": "pass"}, "t.A.test_n": {"outcome": "pass"}},
                      {"t.A.test_e": {"outcome": "pass"}, "t.A.test_n": {"outcome": "fail"}})
     rows[0]["edited"] = {"old_on_patched": "fail"}
@@ -209,17 +211,17 @@ def test_the_patched_build_runs_a_patched_copy_of_the_tests(tmp_path):
     (src / "python" / "tests" / "mlx_tests.py").write_text("# helper\n")
     new = OLD_TESTS.replace("0.0, 0.0", "-1.0, -1.0")
     units = {}
-    assert G.classify("python/tests/test_x.py", units, True) == "mlx-tests"
-    assert G.classify("python/tests/test_x.py", units, False) == "mlx-tests"   # not compiled: kept aside
-    with pytest.raises(G.InputError):   # negative control: other Python files still need the bindings
-        G.classify("python/mlx/nn/x.py", units, False)
-    gate = G.Gate(MLX, src, tmp_path, tmp_path / "libm.a", units, {"python/tests/test_x.py": (OLD_TESTS, new)},
+    assert GI.classify("python/tests/test_x.py", units, True) == "mlx-tests"
+    assert GI.classify("python/tests/test_x.py", units, False) == "mlx-tests"   # not compiled: kept aside
+    with pytest.raises(GI.InputError):   # negative control: other Python files still need the bindings
+        GI.classify("python/mlx/nn/x.py", units, False)
+    gate = GI.Gate(MLX, src, tmp_path, tmp_path / "libm.a", units, {"python/tests/test_x.py": (OLD_TESTS, new)},
                   {"python/tests/test_x.py": "mlx-tests"}, "", [], "as-built", 1, tmp_path / "cache", False,
                   ("mlx-python",))
     gate.work = tmp_path / "work"
     gate.work.mkdir()
-    assert G.tests_dir(gate, "pristine") == src / "python" / "tests"
-    patched = G.tests_dir(gate, "patched")
+    assert GS.tests_dir(gate, "pristine") == src / "python" / "tests"
+    patched = GS.tests_dir(gate, "patched")
     assert (patched / "test_x.py").read_text() == new and (patched / "mlx_tests.py").is_file()
     assert (src / "python" / "tests" / "test_x.py").read_text() == OLD_TESTS   # the checkout untouched
-    assert G.edited_tests(gate) == ["test_x.TestA.test_expectation"]
+    assert GS.edited_tests(gate) == ["test_x.TestA.test_expectation"]

@@ -27,7 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build as nb
+from ..core.exits import exit_text
+from ..native import build as nb
 from . import cache as native_cache
 from . import headers as nh
 
@@ -110,7 +111,8 @@ def unit_object(gate, variant: str, rel: str, text: str, unit, headers: dict | N
 def _link(gate, cid: str, argv: list, what: str) -> dict:
     done = gate.rec.run(cid, argv, gate.work)
     if done["exit_code"] != 0:
-        raise nb.StepFailed(f"linking {what} failed (exit {done['exit_code']}): see {{out}}/{done['stderr']}")
+        raise nb.StepFailed(f"linking {what} failed ({exit_text(done['exit_code'], 'exit')}): "
+                            f"see {{out}}/{done['stderr']}")
     return done
 
 

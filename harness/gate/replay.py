@@ -33,8 +33,14 @@ from ..core import jsonio
 from ..evidence import atomic, paths, rundir
 from ..running import environment
 from ..running import replay as run_replay
-from ..judging.mlx_test_rules import confirmed
-from . import gate as G
+from ..judging.gate_verdict import mlx_confirmed as confirmed
+from ..native import build as nb
+from ..native import suite as native_suite
+from . import compare as GC
+from . import inputs as GI
+from . import run as GR
+from . import suites as GS
+from . import variants as nvar
 
 REPLAY = "replay.json"
 SCHEMA = "mlx-vjpcheck/gate-replay/1"
@@ -48,15 +54,15 @@ def load_evidence(path, check) -> dict:
     try:
         ev = load(path)
     except BadInput as e:
-        raise G.InputError(str(e))
+        raise GI.InputError(str(e))
     try:
         lines, passed = check(ev)
     except Exception as e:   # the validator itself failed: say so in one line
-        raise G.InputError(f"{path} could not be validated ({type(e).__name__}: {str(e)[:200]}): "
+        raise GI.InputError(f"{path} could not be validated ({type(e).__name__}: {str(e)[:200]}): "
                            "replay refused")
     if not passed:
         bad = [ln for ln in lines if "FAIL" in ln or "fail" in ln][:1]
-        raise G.InputError(f"{path} does not validate: replay refused"
+        raise GI.InputError(f"{path} does not validate: replay refused"
                            + (f" ({bad[0].strip()[:200]})" if bad else " (run validate_artifacts.py on it)"))
     return ev.files
 
@@ -67,17 +73,17 @@ def recorded_gate(files: dict) -> dict:
         return jsonio.member(files, name) if name in files else None
     env = js(paths.ENVIRONMENT)
     if not isinstance(env, dict) or not isinstance(env.get("native"), dict):
-        raise G.InputError("the evidence has no gate environment (environment.json with a 'native' record): "
+        raise GI.InputError("the evidence has no gate environment (environment.json with a 'native' record): "
                            "only build_and_test.py run directories can be replayed this way")
     native = env["native"]
     commit = native.get("mlx_checkout_commit") or env.get("mlx_checkout_commit")
     if not commit:
-        raise G.InputError("the evidence records no MLX checkout commit: it cannot be rebuilt")
+        raise GI.InputError("the evidence records no MLX checkout commit: it cannot be rebuilt")
     if paths.PATCH not in files:
-        raise G.InputError("the evidence holds no patch.diff: it cannot be rebuilt")
+        raise GI.InputError("the evidence holds no patch.diff: it cannot be rebuilt")
     if paths.SCENARIOS not in files:
-        raise G.InputError("the evidence holds no scenarios.json: nothing to run again")
-    tests = js(G.MLX_TESTS)
+        raise GI.InputError("the evidence holds no scenarios.json: nothing to run again")
+    tests = js(GI.MLX_TESTS)
     return {"env": env, "native": native, "commit": commit, "patch": files[paths.PATCH].decode("utf-8"),
             "opt": native.get("opt", "as-built"), "stages": tuple(native.get("stages") or ("native",)),
             "filter": tests.get("filter") if isinstance(tests, dict) else None,
@@ -166,12 +172,12 @@ def measure_again(gate, out: dict, entries: list, passing: dict | None = None):
     run once more, in new processes, on the build and by the suite that made the file.
     `passing`: {results file: scenario names recorded passing there}, from which the
     scenarios run first in later re-measurements are taken."""
-    builds = {v: G.nvar.Variant(v, {p: Path(d) for p, d in b["parts"].items()}, {})
+    builds = {v: nvar.Variant(v, {p: Path(d) for p, d in b["parts"].items()}, {})
               for v, b in (out.get("gate") or {}).get("builds", {}).items()}
     by = {e.scenario.name: e.scenario for e in entries}
     native_rec = out.get("native_rec") or gate.rec
     where = {}
-    for v in G.VARIANTS:
+    for v in GI.VARIANTS:
         if "harness" in gate.stages:
             where[paths.results_for(v)] = ("harness", v)
         if "native" in gate.stages:
@@ -193,12 +199,12 @@ def measure_again(gate, out: dict, entries: list, passing: dict | None = None):
         # measurements and count as nondeterministic; a value MLX computes stays the same.
         before = _perturbers(by, names, k, (passing or {}).get(name, ()))
         run_list = before + scen
-        path = G.native_suite.write_input(run_list, gate.work / f"{cid}.json")
+        path = native_suite.write_input(run_list, gate.work / f"{cid}.json")
         if stage == "harness":
-            run = G.run_harness(gate, builds[v], path, cid)
+            run = GS.run_harness(gate, builds[v], path, cid)
         else:
-            run = G.run_native(gate, builds[v], path, native_rec, cid)[0]
-        got = G.native_suite.results_for(run_list, run, {}, f"replay-{v}", model=stage == "native")["records"]
+            run = GS.run_native(gate, builds[v], path, native_rec, cid)[0]
+        got = native_suite.results_for(run_list, run, {}, f"replay-{v}", model=stage == "native")["records"]
         wanted = set(names)
         return [r for r in got if isinstance(r, dict) and r.get("scenario") in wanted]
     return again
@@ -237,7 +243,7 @@ def recorded_handoff(tests: dict | None, say) -> list:
 def _reruns(gate_doc) -> dict:
     """The MLX tests the gate ran again ({suite:test: {variant: [outcomes]}}), as the
     validator reads them (well-formed entries only)."""
-    from ..judging.mlx_test_rules import recorded_reruns
+    from ..judging.gate_verdict import recorded_reruns
     return recorded_reruns(gate_doc)
 
 
@@ -255,7 +261,7 @@ def compare_tests(recorded: dict | None, new: dict | None, reruns: dict | None =
         seen = (reruns or {}).get(f"{r['suite']}:{r['test']}") or {}
         varies = bool(seen) and not confirmed(seen) and n is not None
         problems = []
-        for v in G.VARIANTS:
+        for v in GI.VARIANTS:
             was, now = r.get(v), (n or {}).get(v)
             if was != now and now not in (seen.get(v) or ()) and not varies:
                 problems.append(f"{v} {was} -> {now}")
@@ -267,67 +273,86 @@ def main(args, project, say, check) -> int:
     t0 = time.perf_counter()
     files = load_evidence(args.replay, check)
     rec = recorded_gate(files)
-    src = G.check_source(Path(args.mlx_source), project)
-    have = environment.git_commit(src)
-    if have != rec["commit"]:
-        raise G.InputError(f"--mlx-source {src} is at {have or 'no git commit'}, the evidence was recorded on "
-                           f"{rec['commit']}: check that commit out (git -C {src} checkout {rec['commit']}) "
-                           "and build it as native/BUILD.md says")
+    src = _checkout_at(GI.check_source(Path(args.mlx_source), project), rec["commit"])
     try:
         rundir.check_target(args.out, "native-gate", args.replace)
     except rundir.OutDirError as e:
-        raise G.InputError(str(e))
+        raise GI.InputError(str(e))
     with tempfile.TemporaryDirectory(prefix="vjpcheck-replay-") as t:
-        patch = Path(t) / "patch.diff"
-        patch.write_text(rec["patch"], encoding="utf-8")
-        scen_file = Path(t) / "scenarios.json"
-        scen_file.write_text(rec["scenarios"], encoding="utf-8")
-        from ..cases import files as F
-        try:
-            entries = recorded_entries(files, F.load_entries(scen_file))
-        except F.ScenarioFileError as e:
-            raise G.InputError(f"the evidence's scenarios.json: {e}")
-        gate = G.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
-                         fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"],
-                         handoff=recorded_handoff(rec["tests"], say))
-        gate.say = say
-        gate.hang_s = getattr(args, "hang_timeout", G.HANG_S)
-        if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != G.nb.sha256_file(gate.archive):
-            say("note: this libmlx.a differs from the recorded one (another build of the same commit)")
-        say(f"replaying {args.replay}: commit {rec['commit'][:12]}, --opt {rec['opt']}, "
-            f"stages {', '.join(rec['stages'])}")
+        gate, entries = _prepare(Path(t), files, rec, src, args, project, say)
         state = {}
 
         def body(tmp):
-            ents = G._entries(entries)
-            out = G._build_and_run(gate, ents, tmp)
-            new = {}
-            for v, data in out.get("results", {}).items():
-                new[paths.results_for(v)] = data
-            for v, data in out.get("native_results", {}).items():
-                new[(gate.native_dir + "/" if gate.native_dir else "") + paths.results_for(v)] = data
-            passing = {f: {r.get("scenario") for r in (d or {}).get("records") or []
-                           if isinstance(r, dict) and r.get("status") == "pass"}
-                       for f, d in rec["results"].items() if isinstance(d, dict)}
-            rows = compare_records(rec["results"], new, measure_again(gate, out, ents, passing))
-            tests = compare_tests(rec["tests"], out.get("mlx_tests"), rec["test_reruns"])
-            doc = {"schema": SCHEMA, "evidence": str(args.replay), "commit": rec["commit"],
-                   "records": rows, "mlx_tests": tests,
-                   "reproduced": all(r["reproduced"] for r in rows + tests)}
-            atomic.write_json(Path(tmp) / REPLAY, doc)
-            state["doc"] = doc
+            ents = GC._entries(entries)
+            out = GR._build_and_run(gate, ents, tmp)
+            state["doc"] = _replay_document(gate, out, ents, rec, args.replay)
+            atomic.write_json(Path(tmp) / REPLAY, state["doc"])
             return out
-        outcome = G.staged_run(gate, args.out, body, "native-gate", args.replace)
+        outcome = GR.staged_run(gate, args.out, body, "native-gate", args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
-    doc = state["doc"]
+    return _report(state["doc"], time.perf_counter() - t0, args.out)
+
+
+def _checkout_at(src: Path, commit: str) -> Path:
+    """The checkout, which must be at the recorded commit."""
+    have = environment.git_commit(src)
+    if have != commit:
+        raise GI.InputError(f"--mlx-source {src} is at {have or 'no git commit'}, the evidence was recorded on "
+                            f"{commit}: check that commit out (git -C {src} checkout {commit}) "
+                            "and build it as native/BUILD.md says")
+    return src
+
+
+def _prepare(t: Path, files: dict, rec: dict, src: Path, args, project, say) -> tuple:
+    """(the Gate of the recorded patch, stages and filter, the recorded entries), the
+    patch and scenarios written to the folder `t`."""
+    from ..cases import files as F
+    patch = t / "patch.diff"
+    patch.write_text(rec["patch"], encoding="utf-8")
+    scen_file = t / "scenarios.json"
+    scen_file.write_text(rec["scenarios"], encoding="utf-8")
+    try:
+        entries = recorded_entries(files, F.load_entries(scen_file))
+    except F.ScenarioFileError as e:
+        raise GI.InputError(f"the evidence's scenarios.json: {e}")
+    gate = GI.prepare(src, args.mlx_build, patch, rec["opt"], project, cache=args.cache, jobs=args.jobs,
+                      fresh=args.fresh, stages=rec["stages"], mlx_tests_filter=rec["filter"],
+                      handoff=recorded_handoff(rec["tests"], say))
+    gate.say = say
+    gate.hang_s = getattr(args, "hang_timeout", GI.HANG_S)
+    if rec["native"].get("archive_sha256") and rec["native"]["archive_sha256"] != nb.sha256_file(gate.archive):
+        say("note: this libmlx.a differs from the recorded one (another build of the same commit)")
+    say(f"replaying {args.replay}: commit {rec['commit'][:12]}, --opt {rec['opt']}, "
+        f"stages {', '.join(rec['stages'])}")
+    return gate, entries
+
+
+def _replay_document(gate, out: dict, ents: list, rec: dict, evidence) -> dict:
+    """replay.json: every recorded record and MLX test against the new run's."""
+    new = {}
+    for v, data in out.get("results", {}).items():
+        new[paths.results_for(v)] = data
+    for v, data in out.get("native_results", {}).items():
+        new[(gate.native_dir + "/" if gate.native_dir else "") + paths.results_for(v)] = data
+    passing = {f: {r.get("scenario") for r in (d or {}).get("records") or []
+                   if isinstance(r, dict) and r.get("status") == "pass"}
+               for f, d in rec["results"].items() if isinstance(d, dict)}
+    rows = compare_records(rec["results"], new, measure_again(gate, out, ents, passing))
+    tests = compare_tests(rec["tests"], out.get("mlx_tests"), rec["test_reruns"])
+    return {"schema": SCHEMA, "evidence": str(evidence), "commit": rec["commit"],
+            "records": rows, "mlx_tests": tests,
+            "reproduced": all(r["reproduced"] for r in rows + tests)}
+
+
+def _report(doc: dict, seconds: float, out) -> int:
     print_replay(doc)
     n_rec, n_tests = len(doc["records"]), len(doc["mlx_tests"])
     bad_rec = sum(not r["reproduced"] for r in doc["records"])
     bad_tests = sum(not r["reproduced"] for r in doc["mlx_tests"])
     print(f"build_and_test: replay: {n_rec - bad_rec}/{n_rec} records and {n_tests - bad_tests}/{n_tests} "
-          f"MLX tests reproduced ({time.perf_counter() - t0:.1f} s)  ->  {args.out}")
+          f"MLX tests reproduced ({seconds:.1f} s)  ->  {out}")
     return 0 if doc["reproduced"] else 1
 
 

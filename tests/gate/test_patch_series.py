@@ -7,8 +7,8 @@ import hashlib
 import subprocess
 
 import pytest
-from mlx_vjpcheck.native import gate as G
-from mlx_vjpcheck.native import patch as P
+from mlx_vjpcheck.gate import inputs as GI
+from mlx_vjpcheck.gate import patch as P
 
 A = "int a() {\n  return 1;\n}\n\nint b() {\n  return 2;\n}\n"
 UNITS = {"src/a.cpp": object(), "src/b.cpp": object()}
@@ -46,7 +46,7 @@ def _series(tmp_path, steps, names=None):
 def test_a_series_applies_in_order_and_touches_a_file_twice(tmp_path, checkout):
     series, final = _series(tmp_path, [("return 1;", "return 10;"), ("return 2;", "return 20;"),
                                        ("return 10;", "return 100;")])
-    text, touched, groups = G.check_patch(series, checkout, UNITS)
+    text, touched, groups = GI.check_patch(series, checkout, UNITS)
     assert touched == {"src/a.cpp": (A, final)} and groups == {"src/a.cpp": "mlx"}
     assert "return 100;" in final and "return 20;" in final
     # the recorded text is the combination: it applies in one pass to the same result,
@@ -54,7 +54,7 @@ def test_a_series_applies_in_order_and_touches_a_file_twice(tmp_path, checkout):
     combined = tmp_path / "combined.diff"
     combined.write_text(text)
     assert not P.is_series(text)
-    assert G.check_patch(combined, checkout, UNITS)[1] == touched
+    assert GI.check_patch(combined, checkout, UNITS)[1] == touched
     parts = P.split_combined(text)
     assert [n for n, _ in parts] == ["01.diff", "02.diff", "03.diff"]
     assert parts[0][1] == (series.parent / "01.diff").read_text()
@@ -70,14 +70,14 @@ def test_a_series_gives_what_git_apply_gives(tmp_path, checkout):
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     for name in ("01.diff", "02.diff"):
         subprocess.run(["git", "apply", str(series.parent / name)], cwd=repo, check=True)
-    assert (repo / "src" / "a.cpp").read_text() == G.check_patch(series, checkout, UNITS)[1]["src/a.cpp"][1]
+    assert (repo / "src" / "a.cpp").read_text() == GI.check_patch(series, checkout, UNITS)[1]["src/a.cpp"][1]
 
 
 def test_a_missing_diff_of_a_series_is_one_line(tmp_path, checkout):
     series, _ = _series(tmp_path, [("return 1;", "return 10;")])
     series.write_text("01.diff\n02-gone.diff\n")
-    with pytest.raises(G.InputError) as e:
-        G.check_patch(series, checkout, UNITS)
+    with pytest.raises(GI.InputError) as e:
+        GI.check_patch(series, checkout, UNITS)
     msg = str(e.value)
     assert "02-gone.diff" in msg and "does not exist" in msg and "\n" not in msg
 
@@ -87,18 +87,18 @@ def test_a_hunk_that_does_not_apply_names_its_diff(tmp_path, checkout):
     series, _ = _series(tmp_path, [("return 1;", "return 10;")])
     (series.parent / "02.diff").write_text(_udiff("src/a.cpp", A, A.replace("return 1;", "return 5;")))
     series.write_text("01.diff\n02.diff\n")
-    with pytest.raises(G.InputError, match=r"^02\.diff: patch does not apply: src/a\.cpp hunk 1"):
-        G.check_patch(series, checkout, UNITS)
+    with pytest.raises(GI.InputError, match=r"^02\.diff: patch does not apply: src/a\.cpp hunk 1"):
+        GI.check_patch(series, checkout, UNITS)
 
 
 def test_unsafe_names_and_plain_diffs(tmp_path, checkout):
     series = tmp_path / "series"
     series.write_text("../outside.diff\n")
-    with pytest.raises(G.InputError, match="unsafe"):
-        G.check_patch(series, checkout, UNITS)
+    with pytest.raises(GI.InputError, match="unsafe"):
+        GI.check_patch(series, checkout, UNITS)
     one = tmp_path / "one.diff"
     one.write_text(_udiff("src/b.cpp", A, A.replace("return 2;", "return 3;")))
-    text, touched, _ = G.check_patch(one, checkout, UNITS)
+    text, touched, _ = GI.check_patch(one, checkout, UNITS)
     assert text == one.read_text() and list(touched) == ["src/b.cpp"]
     assert P.split_combined(text) == [("patch.diff", text)]
     assert not P.is_series(one.read_text()) and not P.is_series("") and P.is_series("x.diff -p1\n")
@@ -107,4 +107,4 @@ def test_unsafe_names_and_plain_diffs(tmp_path, checkout):
 def test_the_default_is_the_series_when_there_is_one():
     from mlx_vjpcheck.core import resources
     series = resources.patch_dir() / "series"
-    assert G.DEFAULT_PATCH == (series if series.is_file() else resources.patch_dir() / "gather_vjp_sorted.diff")
+    assert GI.DEFAULT_PATCH == (series if series.is_file() else resources.patch_dir() / "gather_vjp_sorted.diff")

@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from ..core.exits import exit_text
 from ..core import resources
 from ..evidence import atomic
 
@@ -42,7 +43,7 @@ class CompileFailed(RuntimeError):
     """Carries the failing command's recorder entry."""
 
     def __init__(self, what: str, entry: dict):
-        super().__init__(f"compiling {what} failed (exit {entry['exit_code']}): "
+        super().__init__(f"compiling {what} failed ({exit_text(entry['exit_code'], 'exit')}): "
                          f"see {{out}}/{entry['stderr']}")
         self.entry = entry
 

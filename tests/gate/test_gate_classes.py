@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mlx_vjpcheck.cases import catalog, files
 from mlx_vjpcheck.oracles import FIRST_ORDER
-from mlx_vjpcheck.native import gate as G
+from mlx_vjpcheck.gate import inputs as GI
+from mlx_vjpcheck.gate import compare as GC
 from mlx_vjpcheck.native import suite as native_suite
 
 
@@ -25,10 +26,10 @@ def test_a_scenario_is_held_once_every_class_on_it_is_fixed():
             _row("q/left/2", "gather_qmm", "fail", "pass")]
     tags = {"q/left": ["quantized_left"], "q/untransposed": ["quantized_left", "transpose_false_scales"],
             "q/left/2": ["quantized_left"]}
-    code, _, lines = G.overall(_outcome(rows, tags))
+    code, _, lines = GC.overall(_outcome(rows, tags))
     assert code == 0 and "1 fail on both (pre-existing)" in lines[1], lines
     rows[2] = _row("q/left/2", "gather_qmm", "fail", "crashed")     # every class fixed, still broken
-    code, _, lines = G.overall(_outcome(rows, tags))
+    code, _, lines = GC.overall(_outcome(rows, tags))
     assert code == 1 and "not passing patched: q/left/2" in lines[1], lines
 
 
@@ -38,13 +39,13 @@ def test_the_first_order_tags_decide_not_second_order_ones():
     rows = [_row("g/zero_M", "gather_qmm", "crashed", "pass"), _row("g/zero_N", "gather_qmm", "crashed", "crashed")]
     outcome = _outcome(rows, {"g/zero_M": ["zero_size"], "g/zero_N": ["zero_size"]})
     outcome["gate"]["defect_tags"] = {"g/zero_M": ["zero_size"], "g/zero_N": ["zero_size", "transpose_false_second_order"]}
-    code, _, lines = G.overall(outcome)
+    code, _, lines = GC.overall(outcome)
     assert code == 1 and "not passing patched: g/zero_N" in lines[1], lines
 
 
 def test_biting_tags_resolve_conditions_and_oracles():
     entries = files.catalog_entries(catalog.catalog())
-    every, first = G.biting_tags(entries), G.biting_tags(entries, FIRST_ORDER)
+    every, first = GC.biting_tags(entries), GC.biting_tags(entries, FIRST_ORDER)
     by = {e.scenario.name: e.scenario for e in entries}
     # a class that bites on the sorted variant only is no tag of the unsorted one
     unsorted = [n for n, s in by.items() if s.op == "gather_mm" and "segmented_second_order" in s.defect_tags
@@ -64,12 +65,12 @@ def test_the_native_comparison_expects_only_what_first_order_checks_show():
     both = next(e for e in entries if e.scenario.expects_defect_under(FIRST_ORDER))
     runs = {v: native_suite.NativeRun(records=[{"scenario": e.scenario.name, "device": "cpu", "status": "pass",
                                                 "checks": [], "error": None} for e in (only_second, both)])
-            for v in G.VARIANTS}
-    rows = {r["scenario"]: r for r in G.comparison([only_second, both], runs, [], FIRST_ORDER)["rows"]}
+            for v in GI.VARIANTS}
+    rows = {r["scenario"]: r for r in GC.comparison([only_second, both], runs, [], FIRST_ORDER)["rows"]}
     assert rows[only_second.scenario.name]["expects_defect"] is False
     assert rows[both.scenario.name]["expects_defect"] is True
     # the harness (every oracle) expects both
-    rows = {r["scenario"]: r for r in G.comparison([only_second, both], runs, [])["rows"]}
+    rows = {r["scenario"]: r for r in GC.comparison([only_second, both], runs, [])["rows"]}
     assert rows[only_second.scenario.name]["expects_defect"] is True
 
 
@@ -96,11 +97,11 @@ def test_a_class_fixed_in_first_order_holds_its_other_scenarios():
              "q/zero_N": {"pristine": ["crashed"], "patched": ["crashed"]}}
     outcome = _outcome(rows, tags)
     outcome["gate"]["failing"] = {"harness": fails}
-    code, _, lines = G.overall(outcome)
+    code, _, lines = GC.overall(outcome)
     assert code == 1 and "not passing patched: q/zero_N" in lines[1], lines
     # negative control: zero_M still failing a first-order check fixes nothing
     fails["q/zero_M"]["patched"] = ["reference"]
-    code, _, lines = G.overall(outcome)
+    code, _, lines = GC.overall(outcome)
     assert "not passing patched" not in lines[1], lines
 
 
@@ -109,7 +110,7 @@ def test_a_series_manifest_claims_classes_and_ops(tmp_path):
     manifest (series.json) says it fixes; classes are per op."""
     import json
 
-    from mlx_vjpcheck.native import patch as P
+    from mlx_vjpcheck.gate import patch as P
     (tmp_path / "series").write_text("01.diff\n10-pad.diff\n")
     (tmp_path / "series.json").write_text(json.dumps({"schema": "mlx-vjpcheck/patch-series/1", "patches": [
         {"file": "10-pad.diff", "findings": [{"op": "pad", "class": "constant_value_grad"}]},
@@ -123,11 +124,11 @@ def test_a_series_manifest_claims_classes_and_ops(tmp_path):
             "at_set/slice": ["array_then_slice"], "at_max/slice": ["array_then_slice"],
             "at_max/ties": ["tied_duplicates"]}
     outcome = _outcome(rows, tags)
-    code, scope, lines = G.overall(outcome)
+    code, scope, lines = GC.overall(outcome)
     # at_max is in scope, but at_set's array_then_slice is not at_max's: pre-existing there
     assert code == 0 and "at_max" in scope["ops"] and "pad" not in scope["ops"], lines
     outcome["gate"]["claims"] = [list(c) for c in claims]
-    code, scope, lines = G.overall(outcome)
+    code, scope, lines = GC.overall(outcome)
     assert code == 1 and "pad" in scope["ops"] and "not passing patched: pad/value" in lines[1], lines
     # without a manifest, or for one diff, there are no claims
     (tmp_path / "one.diff").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
@@ -146,9 +147,9 @@ def test_the_native_comparison_expects_no_transform_class_of_the_corpus():
     first = next(e for e in corpus if e.meta["class"] == "left_selection")
     runs = {v: native_suite.NativeRun(records=[{"scenario": e.scenario.name, "device": "cpu", "status": "pass",
                                                 "checks": [], "error": None} for e in (second, first)])
-            for v in G.VARIANTS}
-    rows = {r["scenario"]: r for r in G.comparison([second, first], runs, [], FIRST_ORDER)["rows"]}
+            for v in GI.VARIANTS}
+    rows = {r["scenario"]: r for r in GC.comparison([second, first], runs, [], FIRST_ORDER)["rows"]}
     assert rows[second.scenario.name]["expects_defect"] is False
     assert rows[first.scenario.name]["expects_defect"] is True
-    rows = {r["scenario"]: r for r in G.comparison([second, first], runs, [])["rows"]}
+    rows = {r["scenario"]: r for r in GC.comparison([second, first], runs, [])["rows"]}
     assert rows[second.scenario.name]["expects_defect"] is True

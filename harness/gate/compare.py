@@ -1,0 +1,159 @@
+"""The two builds compared: one row per scenario either build ran (comparison), the
+oracles each non-passing record fails, the defect classes that bite on each expected
+defect, and the gate's lines and exit code over them. The rules that decide are
+judging/gate_verdict.py's, which the validator applies to the same rows offline.
+"""
+from __future__ import annotations
+
+from ..judging.gate_verdict import biting, changed_ops, expects_defect, failing_by_scenario, judge, resolve_scope
+from . import mlxtests
+from .inputs import VARIANTS
+
+
+def _entries(items) -> list:
+    """Scenarios or cases.files.Entry records (a bare scenario is a catalog entry)."""
+    from ..cases import files
+    return [e if isinstance(e, files.Entry) else files.Entry(e, "catalog", "catalog", e.expects_defect)
+            for e in items]
+
+
+def failing_oracles(runs: dict) -> dict:
+    """{scenario: {variant: [oracles its record fails]}} of both builds' runs (kept in
+    gate.json; anyone can re-derive it from the two results files)."""
+    return failing_by_scenario({v: runs[v].records for v in VARIANTS})
+
+
+def _expected(e, oracles) -> bool:
+    """Whether a pristine build is expected not to pass entry `e` where only `oracles` run."""
+    return expects_defect(e.kind, e.expects_defect, e.scenario, oracles)
+
+
+def comparison(entries, runs: dict, units: list, oracles=None) -> dict:
+    """One row per scenario either build ran: its op, both statuses, whether a pristine
+    build is expected not to pass it, where it came from, and whether the regression
+    corpus counts it in the patch's scope (rows out of it carry the reason). `oracles`:
+    what the builds' executor checks (the C++ suite: oracles.FIRST_ORDER); a
+    catalog scenario's defect class that only another oracle shows is not expected of it."""
+    by = {v: {r["scenario"]: r for r in runs[v].records} for v in VARIANTS}
+    rows = [_row(e, by, oracles) for e in _entries(entries)
+            if e.scenario.name in by["pristine"] or e.scenario.name in by["patched"]]
+    skipped = {k["scenario"]: k["reason"] for v in VARIANTS for k in runs[v].skipped}
+    return {"units": units, "rows": rows,
+            "skipped": [{"scenario": k, "reason": r} for k, r in skipped.items()]}
+
+
+def _row(e, by: dict, oracles) -> dict:
+    s = e.scenario
+    rec = by["pristine"].get(s.name) or by["patched"][s.name]
+    row = {"scenario": s.name, "op": s.op, "device": rec["device"],
+           "pristine": (by["pristine"].get(s.name) or {}).get("status"),
+           "patched": (by["patched"].get(s.name) or {}).get("status"),
+           "expects_defect": _expected(e, oracles), "source": e.kind, "in_scope": e.in_scope}
+    if e.kind == "regression":
+        row["signature"] = e.meta.get("signature")
+        row["recorded_pristine"] = e.meta["pristine"]["status"]
+    if not e.in_scope:
+        row["reason"] = e.reason
+    return row
+
+
+def biting_tags(entries, oracles=None) -> dict:
+    """{scenario: the defect tags that bite on its call} for the expected defects (catalog
+    scenarios: conditional tags resolved, and with `oracles` only the tags those oracles
+    show, OpInfo.expects_defect; files and corpus entries: their tags as given)."""
+    out = {}
+    for e in entries:
+        if e.expects_defect and e.scenario.defect_tags:
+            tags = biting(e.scenario, oracles)
+            if tags:
+                out[e.scenario.name] = tags
+    return out
+
+
+# --- the gate's lines -----------------------------------------------------------------------------
+
+def lost_fast_path(comp: dict) -> list:
+    """The ops whose right-sorted VJP took the segmented fast path pristine and not patched."""
+    fp = comp.get("fast_path") or {}
+    return sorted(op for op, on in (fp.get("pristine") or {}).items()
+                  if on and (fp.get("patched") or {}).get(op) is False)
+
+
+def verdict(comp: dict, scope: dict | None = None, what: str = "harness", fails: dict | None = None,
+            reruns: dict | None = None, tags: dict | None = None) -> tuple:
+    """(exit code, one line) for one comparison under the scope (default: auto from this
+    comparison alone)."""
+    scope = scope or resolve_scope(None, [comp])
+    j = judge(comp, scope, fails, reruns, tags)
+    if not j["rows"]:
+        return 1, f"{what}: no scenario ran"
+    lost = lost_fast_path(comp)
+    if lost:
+        return 1, (f"{what}: the patched units no longer take the right-sorted segmented fast path "
+                   f"({', '.join(lost)}): MoE backward passes would lose it")
+    line = f"{what}: " + _summary(j, scope)
+    some = _first_of_each_op({r["scenario"]: r.get("op") for r in comp["rows"]})
+    bad = [f"{why}: {some(names)}" for why, names in (("not reproduced on pristine", j["missed"]),
+                                                      ("not passing patched", j["unfixed"]),
+                                                      ("regressed", j["regressed"])) if names]
+    if bad:
+        return 1, line + " -- " + "; ".join(bad)
+    return 0, line
+
+
+def _summary(j: dict, scope: dict) -> str:
+    """What the judge found, counted: reproduced, held and passing, regressions, the rest."""
+    n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
+    scope_txt = ", ".join(scope["ops"]) or "no op"
+    return (f"pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} expected defects "
+            f"of {scope_txt}; patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} of the "
+            f"scenarios the patch is held to"
+            + (f" (defect classes {', '.join(j['classes'])}, and the corpus)" if j["classes"] else "")
+            + " in the gradient rules' own oracles"
+            + (f" ({j['corpus']} from the regression corpus)" if j["corpus"] else "")
+            + f"; {len(reg)} regressions (of the {j['passing_pristine']} scenarios pristine passes, or newly "
+            f"failing a gradient-rule check)"
+            + f"; {len(j['pre_existing'])} fail on both (pre-existing)"
+            + (f"; {len(j['other_rules'])} of the scope's fail on both only in oracles of other rules "
+               f"(second order, vmap, ...)" if j["other_rules"] else "")
+            + (f"; {len(j['fixed'])} fixed" if j["fixed"] else "")
+            + (f"; {len(j['flaky'])} flaky (the change did not come back on its reruns)" if j["flaky"] else ""))
+
+
+def _first_of_each_op(op_of: dict):
+    def some(names) -> str:
+        """The first scenario of each op, each with how many more of that op."""
+        by = {}
+        for n in names:
+            by.setdefault(op_of.get(n), []).append(n)
+        return ", ".join(ns[0] + (f" (+{len(ns) - 1})" if len(ns) > 1 else "") for ns in by.values())
+    return some
+
+
+def overall(outcome: dict, scope_arg=None) -> tuple:
+    """(exit code, scope, [lines]) over every stage that ran."""
+    info = outcome.get("gate") or {}
+    comps = [outcome.get("comparison"), outcome.get("native_comparison")]
+    mlx_rows = outcome.get("mlx_tests", {}).get("rows", [])
+    fails, reruns = info.get("failing") or {}, info.get("scenario_reruns") or {}
+    by_index = {0: reruns.get("harness"), 1: reruns.get("native")}
+    scope = resolve_scope(scope_arg, comps, mlx_rows, by_index, info.get("claims"))
+    codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']})"]
+    # the classes the gradient rules' own oracles (HELD, first order) show: what the
+    # verdict holds a patch to, on either executor
+    tags = info.get("defect_tags_first_order", info.get("defect_tags"))
+    for comp, what in zip(comps, ("harness", "native")):
+        if comp is not None:
+            c, line = verdict(comp, scope, what, fails.get(what), reruns.get(what), tags)
+            codes.append(c)
+            lines.append(line)
+    if "mlx_tests" in outcome:
+        ok, line = mlxtests.verdict(mlx_rows, info.get("mlx_test_reruns"))
+        codes.append(0 if ok else 1)
+        lines.append(line)
+    changed = bool(changed_ops(*comps, reruns=by_index)) or any(r["change"] for r in mlx_rows)
+    if scope_arg != "none" and not changed:
+        codes.append(1)
+        lines.append("the patch changes no scenario's and no MLX test's outcome (pass --fixes none "
+                     "when that is what you expect)")
+    return (max(codes) if codes else 1), scope, lines
