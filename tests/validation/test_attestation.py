@@ -268,6 +268,7 @@ def test_attestation_of_another_bundle_rejected(pair, tmp_path):
     # a genuine statement, beside a bundle (same name) it was not made for
     z, att = pair
     fuzz = fx.fuzz_dir(tmp_path / "fuzz")
+    (tmp_path / "x").mkdir()   # a file option creates no folders
     assert bundle(fuzz, "--out", tmp_path / "x" / "evidence.zip", "--skip-probes")[0] == 0
     shutil.copy(tmp_path / "x" / "evidence.zip", z)
     rc, out, _ = fx.check(z)
