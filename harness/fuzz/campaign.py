@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..core import record
 from ..evidence import campaigns, paths
 from ..running import execute
 from . import database, findings, pool, search, targets
@@ -253,8 +254,7 @@ def replay_records(scenarios: list, device: str, on_record=lambda rec: None) -> 
     with pool.Worker(device) as w:
         for s in scenarios:
             o = w.run(s, fd_seed(s))
-            rec = o.record or {"scenario": s.name, "device": device, "checks": [], "status": "invalid",
-                               "error": o.reason}
+            rec = o.record or record.record(s.name, device, status="invalid", error=o.reason)
             out.append(rec)
             on_record(rec)
     return out

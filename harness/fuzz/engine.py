@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cases import expected
-from ..core import draw, jsonio, numeric, verdict
+from ..core import draw, jsonio, numeric, record, verdict
 from .. import oracles
 from ..judging import judge
 from ..oracles import bridge
@@ -93,10 +93,9 @@ def crashed(s, device: str, stage: str, done: list, how: str, detail: str) -> Ou
     gradient defect (invalid); in the VJP or the oracles' further VJPs it is."""
     if stage == "forward":
         return Outcome(s, "invalid", reason=f"process died in the forward ({how})")
-    rec = {"scenario": s.name, "device": device, "context": "fuzz", "checks": list(done),
-           "error": f"process died during the {stage} stage ({how})" + (f": {detail}" if detail else ""),
-           "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags),
-           "seconds": None, "status": verdict.status(done, crashed=True)}
+    rec = record.of_scenario(s, device, "fuzz", checks=done,
+                             error=f"process died during the {stage} stage ({how})" + (f": {detail}" if detail else ""),
+                             seconds=None, status=verdict.status(done, crashed=True))
     verdict_ = judge.judge(s, rec["checks"], rec["error"], crashed=True)
     return Outcome(s, "fail", rec, list(verdict_.failures))
 

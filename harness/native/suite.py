@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import checks, jsonio, resources, verdict
+from ..core import checks, jsonio, record, resources, verdict
 from ..core import scenario as scenario_mod
 from ..core.exits import died, exit_text
 from ..evidence import atomic, results
@@ -96,8 +96,7 @@ class NativeRun:
 
 
 def _crash_record(name: str, rc: int, stderr: str) -> dict:
-    return {"scenario": name, "device": "cpu", "checks": [], "error": died(rc, stderr, "native process"),
-            "status": verdict.status([], crashed=True), "seconds": None}
+    return record.crashed(name, "cpu", died(rc, stderr, "native process"), seconds=None)
 
 
 def _subprocess(argv, env=None, cwd=None):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import oracles
 from ..cases import expected
-from ..core import checks, numeric
+from ..core import checks, numeric, record
 from ..judging import judge
 from ..oracles import refusal
 from ..oracles.base import Trial
@@ -94,8 +94,7 @@ def measure(s, device: str, context: str = "run", seed: int = 0, on_stage=None) 
     except Exception as e:   # MLX rejects the call itself: not a gradient defect
         raise Unjudgeable(f"forward raised {error_text(e)}") from None
     cot = expected.cotangent(s, exp["forward"])
-    rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": None,
-           "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
+    rec = record.of_scenario(s, device, context)
     fwd = checks.compare("forward", y, exp["forward"], *checks.tolerance(s.dtype), acc=acc.get("forward"))
     stage("vjp", [fwd])
     try:
@@ -122,8 +121,7 @@ def _refusal(s, device: str, context: str, stage, t0) -> dict:
     forward refuses). A VJP that kills the process is the parent's crash record."""
     if not oracles.of_kind("refusal").runs_in(context):
         raise Unjudgeable(f"error inputs are not checked in the {context} context")
-    rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": None,
-           "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
+    rec = record.of_scenario(s, device, context)
     stage("forward", [])
     call = y = None
     try:
@@ -178,6 +176,5 @@ def run(s, device: str, context: str = "run") -> dict:
             rec["seconds"] = round(time.perf_counter() - t0, 6)
         return rec
     except Unjudgeable as e:
-        rec = {"scenario": s.name, "device": device, "context": context, "checks": [], "error": str(e),
-               "expects_defect": s.expects_defect, "defect_tags": list(s.defect_tags)}
+        rec = record.of_scenario(s, device, context, error=str(e))
         return _finish(s, rec, t0)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core import checks, verdict
+from ..core import checks, record
 from ..core.scenario import Scenario
 from ..evidence import campaigns, paths, strict
 
@@ -187,8 +187,8 @@ def compare(recorded: dict, *replayed: dict) -> list:
 
 def _dead(item: Item, death: dict) -> dict:
     """A worker that died during a measurement: a crashed record."""
-    return {"scenario": item.name, "device": item.device, "checks": list(death.get("checks") or []),
-            "error": f"process died ({death['how']})", "status": verdict.status([], crashed=True)}
+    return record.crashed(item.name, item.device, f"process died ({death['how']})",
+                          checks=death.get("checks") or [])
 
 
 class Measurer:
@@ -276,8 +276,7 @@ def _measure_fuzz(s, device: str) -> dict:
         execute.mark_determinism(rec, execute.measure(s, device, "fuzz", seed)[0])
         return rec
     except execute.Unjudgeable as e:
-        return {"scenario": s.name, "device": device, "checks": [], "status": "invalid",
-                "error": f"cannot be judged now: {e}"}
+        return record.record(s.name, device, status="invalid", error=f"cannot be judged now: {e}")
 
 
 def _measure(msg: dict, device: str) -> dict:

@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 from ..core import scenario as scenario_mod
-from ..core import verdict
+from ..core import record
 from ..core.exits import died, exit_text
 from ..evidence import atomic
 from .child import Watchdog, ended_on_interrupt
@@ -30,8 +30,7 @@ SCENARIO_TIMEOUT_S = 120.0
 
 def _crash_record(s, device: str, rc: int, stderr: str, timed_out: bool = False) -> dict:
     how = f"timed out after {SCENARIO_TIMEOUT_S:g} s" if timed_out else None
-    return {"scenario": s.name, "device": device, "checks": [], "status": verdict.status([], crashed=True),
-            "error": died(rc, stderr, how=how), "seconds": None}
+    return record.crashed(s.name, device, died(rc, stderr, how=how), seconds=None)
 
 
 def default_jobs() -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import sys
 
+from ..core import record
 from . import channel
 
 
@@ -29,8 +30,8 @@ def main(argv=None) -> int:
         try:
             s = bind(scenarios[i])
         except UnboundOp as e:   # evidence naming an op this release lacks: a record saying so
-            channel.emit({"record": {"scenario": scenarios[i].name, "device": device, "checks": [],
-                                     "error": str(e), "status": "error", "seconds": 0.0}})
+            channel.emit({"record": record.record(scenarios[i].name, device, error=str(e), status="error",
+                                                  seconds=0.0)})
             continue
         channel.emit({"record": execute.run(s, device)})
     return 0
