@@ -15,7 +15,11 @@ validate first; then every kind of evidence it holds is executed again:
   (all, or --only), each cell's exit code compared;
 * the C++ suite against the wheel (`mlx-vjpcheck native`): rebuilt and run again;
 * a native gate (build_and_test.py): rebuilt from its recorded commit and patch
-  (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work).
+  (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work);
+* a sweep (sweep.json): every record that is not a clean pass run again in the
+  sweep's crash-isolated worker, and a random sample of the clean passes (--sample;
+  the output says how many), each record's status and signatures compared
+  (sweep/replay.py).
 
 Evidence recorded on another MLX version, platform or device is "not reproduced
 here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
@@ -23,6 +27,7 @@ here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
 """
 from __future__ import annotations
 
+import argparse
 import platform
 import sys
 
@@ -51,6 +56,9 @@ def add_parser(sub, name):
     p.add_argument("--timeout", type=options.positive_float, default=300, help="version matrix: seconds per probe")
     p.add_argument("--jobs", "-j", type=options.positive_int, default=None,
                    help="records (or releases) handled at once (default: one per CPU, at most 4)")
+    p.add_argument("--sample", type=_count, default=None, metavar="N",
+                   help="sweep: how many of its clean passes to run again, drawn at random (default: "
+                        "50); every other record always runs again")
     p.add_argument("--mlx-source", metavar="DIR", help="native gate: the MLX checkout at the recorded commit")
     p.add_argument("--mlx-build", metavar="DIR", help="native gate: its static build")
     p.add_argument("--cache", metavar="DIR", help="native gate: the build cache (build_and_test.py --cache)")
@@ -58,6 +66,16 @@ def add_parser(sub, name):
                    help="native gate: where the rebuilt run goes (default: artifacts/native-replay)")
     options.add_replace(p)
     p.set_defaults(func=main)
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count (0 or more), got {text!r}")
+    return n
 
 
 def _validated(path):
@@ -81,6 +99,7 @@ def _kinds(files) -> dict:
              isinstance(files.doc(n), dict) and files.doc(n).get("kind") == "native-wheel"]
     return {"gate": any(b in base for b in NATIVE_GATE_FILES) or "fuzz-summary.json" in base,
             "versions": [n for n in names if paths.basename(n) == paths.VERSIONS],
+            "sweep": sorted(n for n in names if paths.basename(n) == paths.SWEEP),
             "wheel": wheel}
 
 
@@ -159,9 +178,45 @@ def main(args) -> int:
             return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
         outcomes, ok = _records(items, args, say)
         results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
+    refused = []
+    for name in kinds["sweep"]:
+        row = _sweep(ev.files, name, args, say)
+        (results.append(row) if row[0] else refused.append(row[1]))
     from . import replay_native
     results += replay_native.others(ev, facts, kinds, args, say)
-    return _verdict(results, [], say)
+    return _verdict(results, refused, say)
+
+
+class _Case:
+    """What _drift reads of a record: where it was recorded, and on which device."""
+
+    def __init__(self, source: str, device: str):
+        self.source, self.device = source, device
+
+
+def _sweep(files, name: str, args, say) -> tuple:
+    """(row for the trust line, or (None, why it was refused)) for one sweep.json."""
+    from ..sweep import replay as SR
+    doc = files.doc(name)
+    devices = sorted((doc["environment"].get("devices") or {}))
+    if len(devices) != 1:
+        return None, f"{name}: the sweep records {len(devices)} devices, not the one it ran on"
+    if _drift(files, [_Case(name, devices[0])], args.allow_drift, say):
+        return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
+    records = doc["records"]
+    sample = SR.SAMPLE if args.sample is None else args.sample
+    chosen, sampled, clean = SR.choose(records, sample)
+    say(f"sweep {name}: running again all {len(chosen) - sampled} records that are not a clean pass and "
+        f"{sampled} of {clean} clean passes drawn at random (--sample)")
+    outcomes = SR.replay(records, chosen, devices[0], jobs=args.jobs or min(2, _cpus()))
+    for o in outcomes:
+        for why in o.problems:
+            say(f"NOT reproduced: {o.name}: {why}")
+        if o.note:
+            say(f"note: {o.name}: {o.note}")
+    good = sum(o.reproduced for o in outcomes)
+    return (f"sweep {name}", good == len(outcomes),
+            f"{good} of {len(outcomes)} records reproduced ({sampled} of {clean} clean passes sampled)")
 
 
 def _verdict(results: list, refused: list, say) -> int:
