@@ -27,6 +27,7 @@ from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
 from . import binding, catalog_table, crosschecks, schema
 from . import fuzz as fuzz_checks
+from . import gradcheck as gradcheck_checks
 from . import native as native_checks
 from . import records
 from . import sweep as sweep_checks
@@ -42,6 +43,7 @@ class Facts:
     mlx_tests: dict = field(default_factory=dict)   # folder -> (ok, line)
     versions: list = field(default_factory=list)    # folders holding a versions.json
     sweeps: list = field(default_factory=list)      # sweep.SweepFacts per sweep.json
+    gradchecks: list = field(default_factory=list)  # folders holding a gradcheck.json
 
 
 @dataclass
@@ -139,6 +141,11 @@ def check_sweep(g: Group, ctx: Context, name: str, doc) -> None:
     g.detail = f"re-derived {len(doc['records'])} records, "
 
 
+def check_gradcheck(g: Group, ctx: Context, name: str, doc) -> None:
+    gradcheck_checks.check_gradcheck(g, paths.folder(name), doc, ctx.files)
+    ctx.facts.gradchecks.append(paths.folder(name))
+
+
 def check_versions(g: Group, ctx: Context, name: str, doc) -> None:
     # imported here: only version matrices need it (and what it imports)
     from . import versions as versions_checks
@@ -192,6 +199,7 @@ KINDS = (
     Kind(_named(paths.VERSIONS), "versions.schema.json", "checks", check_versions, True),
     Kind(_named(paths.HANDOFF), "handoff.schema.json", "checks", check_handoff, True),
     Kind(_named(paths.SWEEP), "sweep.schema.json", "checks", check_sweep, True),
+    Kind(_named(paths.GRADCHECK), "gradcheck.schema.json", "checks", check_gradcheck, True),
     Kind(_named(paths.CAMPAIGN), "campaign.schema.json"),
     Kind(_named(paths.SCENARIOS), "scenarios.schema.json"),
     Kind(_named(native_checks.GATE), "gate.schema.json"),
@@ -355,7 +363,7 @@ def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:
     names = set(ev.files) | {n for n in named if not unsafe_path(n)}
     if not known_layout(names):
         raise BadInput(f"{ev.source}: unknown layout (no results*.json, {paths.COMMANDS}, "
-                       f"{paths.FINDINGS}, {paths.VERSIONS}, {paths.HANDOFF} or {paths.SWEEP})")
+                       f"{paths.FINDINGS}, {paths.VERSIONS}, {paths.HANDOFF}, {paths.SWEEP} or {paths.GRADCHECK})")
     present = {n for n in names if n in ev.files}
     parse_all(ev.files, present)   # first: the text of a file is let go as the table comes in
     table = catalog_table.get(use_cache)

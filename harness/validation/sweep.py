@@ -18,11 +18,11 @@ MLX; `mlx-vjpcheck replay` runs the cases again (sweep/replay.py). Numpy only.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..core import jsonio
 from ..sweep import derive
+from .gradcheck import check_problems
 from .groups import Group
 
 SCHEMA = "mlx-vjpcheck/sweep/1"
@@ -35,37 +35,6 @@ class SweepFacts:
     findings: int
     unexplained: int
     by_status: dict
-
-
-def _number(x) -> float | complex | None:
-    """A recorded value as a number (a [re, im] pair as complex), None when it is none."""
-    if isinstance(x, bool) or x is None:
-        return None
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, list) and len(x) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x):
-        return complex(x[0], x[1])
-    return None
-
-
-def check_problems(c: dict) -> list:
-    """Why a recorded failing check does not fail by its own numbers (empty: it does)."""
-    if c["status"] != "fail":
-        return []
-    got, want = _number(c["got"]), _number(c["want"])
-    if got is None and want is None and c["got"] is None and c["want"] is None:
-        if "shape" in (c["detail"] or ""):
-            return []
-        return ["fails with neither values nor a shape mismatch recorded"]
-    if got is None or want is None:
-        return ["fails with only one of MLX's value and the oracle's recorded"]
-    allowed = c["allowed"]
-    if not math.isfinite(abs(want)):
-        return [f"fails where the oracle's value {want!r} is not finite (gradcheck judges only finite ones)"]
-    diff = abs(got - want)
-    if diff <= allowed:   # NaN compares False: a NaN difference fails, as gradcheck judges it
-        return [f"|got - want| = {diff:.6g} is within allowed {allowed:.6g}: the check passes by its own numbers"]
-    return []
 
 
 def record_problems(r: dict) -> list:

@@ -158,6 +158,24 @@ def _sweep(facts, files, claims: Claims, allow: bool) -> list:
     return lines
 
 
+def _gradcheck(folder: str, files, claims: Claims, allow: bool) -> list:
+    doc = files.doc(folder + paths.GRADCHECK)
+    checks = doc["report"]["checks"]
+    failing = sum(c["status"] == "fail" for c in checks)
+    lines = [f"gradcheck:{' ' + folder if folder else ''} {doc['target']} on mlx {_mlx(doc['environment'])}: "
+             f"{failing} of {len(checks)} checks fail ({'gradients disagree' if failing else 'all agree'})",
+             "  failing verdicts re-derived from their numbers; `mlx-vjpcheck replay` imports the function again "
+             "and compares every check"]
+    if failing:
+        claims.support("defects")
+        claims.refuse("pass", f"{folder}{paths.GRADCHECK} has failing checks")
+    elif allow:
+        claims.support("pass")
+    else:
+        claims.refuse("pass", "a gradcheck of one function is checked against no catalog (--allow-unbound accepts it)")
+    return lines
+
+
 def lines(files: dict, facts, allow_unbound: bool = False) -> tuple:
     """(verdict lines, Claims) from the validated files and the facts the checks gathered."""
     from ..evidence import strict   # here, not above: the CLI reads EXPECTATIONS before numpy loads
@@ -174,6 +192,8 @@ def lines(files: dict, facts, allow_unbound: bool = False) -> tuple:
         out += _versions(files, folder)
     for sw in facts.sweeps:
         out += _sweep(sw, files, claims, allow_unbound)
+    for folder in facts.gradchecks:
+        out += _gradcheck(folder, files, claims, allow_unbound)
     return out, claims
 
 
