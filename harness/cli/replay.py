@@ -19,7 +19,11 @@ validate first; then every kind of evidence it holds is executed again:
 * a sweep (sweep.json): every record that is not a clean pass run again in the
   sweep's crash-isolated worker, and a random sample of the clean passes (--sample;
   the output says how many), each record's status and signatures compared
-  (sweep/replay.py).
+  (sweep/replay.py);
+* a gradcheck (gradcheck.json): the recorded MODULE:FUNCTION and inputs factory
+  imported again from the recorded import root (the directory `gradcheck --out`
+  ran in) by `mlx-vjpcheck gradcheck` in a process of its own, every check's
+  verdict compared; refused, with the reason, when they do not import there.
 
 Evidence recorded on another MLX version, platform or device is "not reproduced
 here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
@@ -100,6 +104,7 @@ def _kinds(files) -> dict:
     return {"gate": any(b in base for b in NATIVE_GATE_FILES) or "fuzz-summary.json" in base,
             "versions": [n for n in names if paths.basename(n) == paths.VERSIONS],
             "sweep": sorted(n for n in names if paths.basename(n) == paths.SWEEP),
+            "gradcheck": sorted(n for n in names if paths.basename(n) == paths.GRADCHECK),
             "wheel": wheel}
 
 
@@ -182,9 +187,71 @@ def main(args) -> int:
     for name in kinds["sweep"]:
         row = _sweep(ev.files, name, args, say)
         (results.append(row) if row[0] else refused.append(row[1]))
+    for name in kinds["gradcheck"]:
+        row = _gradcheck(ev.files, name, args, say)
+        (results.append(row) if row[0] else refused.append(row[1]))
     from . import replay_native
     results += replay_native.others(ev, facts, kinds, args, say)
     return _verdict(results, refused, say)
+
+
+GRADCHECK_ATTEMPTS = 3   # a disagreeing verdict is measured again (values MLX cannot repeat)
+GRADCHECK_TIMEOUT_S = 600
+
+
+def _verdicts(checks: list) -> dict:
+    """Each check's verdict, keyed by what it compares (not by the worst element's place)."""
+    from collections import Counter
+    return Counter((c["transform"], c["dtype"], c["input"], c["status"]) for c in checks)
+
+
+def _gradcheck_once(doc: dict) -> tuple:
+    """(the checks of one new run, or None, and why not)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from ..core import jsonio
+    from . import gradcheck as G
+    with tempfile.TemporaryDirectory(prefix="vjpcheck-replay-") as tmp:
+        out = os.path.join(tmp, "report.json")
+        try:
+            p = subprocess.run([sys.executable, "-m", "mlx_vjpcheck", "gradcheck", *G.argv_of(doc, out)],
+                               cwd=doc["import_root"], capture_output=True, text=True, timeout=GRADCHECK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return None, f"mlx-vjpcheck gradcheck ran past {GRADCHECK_TIMEOUT_S} s"
+        if p.returncode not in (0, 1) or not os.path.isfile(out):
+            tail = (p.stderr.strip().splitlines() or ["no message"])[-1]
+            return None, f"mlx-vjpcheck gradcheck exited {p.returncode}: {tail}"
+        with open(out, encoding="utf-8") as fh:
+            return jsonio.loads(fh.read())["checks"], ""
+
+
+def _gradcheck(files, name: str, args, say) -> tuple:
+    """(row, or (None, why refused)) for one gradcheck.json: the function imported and checked again."""
+    import os
+    doc = files.doc(name)
+    root, devices = doc["import_root"], sorted((doc["environment"].get("devices") or {}))
+    if not os.path.isdir(root):
+        return None, f"{name}: its import root {root} is not a directory here: {doc['target']} cannot be imported"
+    if _drift(files, [_Case(name, d) for d in devices], args.allow_drift, say):
+        return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
+    want = _verdicts(doc["report"]["checks"])
+    say(f"gradcheck {name}: {doc['target']} with {doc['inputs']} imported from {root}, all "
+        f"{len(doc['report']['checks'])} checks again")
+    diff = None
+    for _ in range(GRADCHECK_ATTEMPTS):
+        checks, why = _gradcheck_once(doc)
+        if checks is None:
+            return None, f"{name}: refused: {why}"
+        got = _verdicts(checks)
+        if got == want:
+            return f"gradcheck {name}", True, f"all {len(checks)} verdicts reproduced"
+        diff = sorted((want - got).items()) + sorted((got - want).items())
+    for (transform, dtype, leaf, status), _n in diff:
+        say(f"NOT reproduced: {name}: {transform} [{dtype}] d / d {leaf}: {status} "
+            f"{'recorded, not given now' if (transform, dtype, leaf, status) in want else 'now, not recorded'}")
+    return f"gradcheck {name}", False, "the verdicts differ"
 
 
 class _Case:
