@@ -129,6 +129,18 @@ def argv_of(doc: dict, json_path: str) -> list:
     return argv + (["--device", o["device"]] if o["device"] else [])
 
 
+def sources(doc: dict) -> list:
+    """The modules the targets name, each with the file it was imported from and its sha256
+    (None without a file): replay holds the files it imports against them."""
+    import hashlib
+    out = []
+    for name in dict.fromkeys(spec.partition(":")[0] for spec in (doc["target"], doc["inputs"])):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest() if path and Path(path).is_file() else None
+        out.append({"module": name, "file": str(Path(path).resolve()) if path else None, "sha256": digest})
+    return out
+
+
 def _write_evidence(args, report) -> None:
     from ..evidence import atomic, paths, rundir
     from ..running import environment
@@ -138,6 +150,7 @@ def _write_evidence(args, report) -> None:
     out = report.to_json()
     doc = {"schema": EVIDENCE_SCHEMA, "kind": "gradcheck", **_recorded(args), "environment": env,
            "report": {k: out[k] for k in REPORT_KEYS}}
+    doc["sources"] = sources(doc)
     with rundir.staged(args.out, "gradcheck", args.replace) as tmp:
         atomic.write_json(tmp / paths.GRADCHECK, doc)
         atomic.write_json(tmp / paths.ENVIRONMENT, env)

@@ -227,6 +227,21 @@ def _gradcheck_once(doc: dict) -> tuple:
             return jsonio.loads(fh.read())["checks"], ""
 
 
+def _changed_sources(doc: dict) -> list:
+    """The recorded module files that are not, byte for byte, the ones there now."""
+    import hashlib
+    import os
+    out = []
+    for src in doc["sources"]:
+        path, want = src["file"], src["sha256"]
+        if want is None:
+            continue
+        now = hashlib.sha256(open(path, "rb").read()).hexdigest() if path and os.path.isfile(path) else None
+        if now != want:
+            out.append(f"{src['module']} ({path}): {'missing' if now is None else 'not the file that was checked'}")
+    return out
+
+
 def _gradcheck(files, name: str, args, say) -> tuple:
     """(row, or (None, why refused)) for one gradcheck.json: the function imported and checked again."""
     import os
@@ -236,6 +251,9 @@ def _gradcheck(files, name: str, args, say) -> tuple:
         return None, f"{name}: its import root {root} is not a directory here: {doc['target']} cannot be imported"
     if _drift(files, [_Case(name, d) for d in devices], args.allow_drift, say):
         return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
+    changed = _changed_sources(doc)
+    if changed:
+        return None, f"{name}: the modules it checked changed since: " + "; ".join(changed)
     want = _verdicts(doc["report"]["checks"])
     say(f"gradcheck {name}: {doc['target']} with {doc['inputs']} imported from {root}, all "
         f"{len(doc['report']['checks'])} checks again")

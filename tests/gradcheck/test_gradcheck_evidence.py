@@ -121,3 +121,14 @@ def test_replay_refuses_a_target_that_does_not_import(made, tmp_path):
     d2 = _forge(made, tmp_path / "x", "good", lambda doc: doc.__setitem__("import_root", str(tmp_path / "gone")))
     p = _cli(made, "replay", str(d2))
     assert p.returncode == 1 and "is not a directory here" in p.stdout, p.stdout + p.stderr
+
+
+def test_replay_refuses_when_the_checked_module_changed(made, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(made, root)
+    d = _forge(root, tmp_path, "good", lambda doc: doc.update(
+        import_root=str(root), sources=[dict(s, file=str(root / "user_gc.py")) for s in doc["sources"]]))
+    assert _cli(root, "replay", str(d)).returncode == 0
+    (root / "user_gc.py").write_text(USER.replace("mx.sin(x)", "mx.cos(x)"))
+    p = _cli(root, "replay", str(d))
+    assert p.returncode == 1 and "not the file that was checked" in p.stdout, p.stdout + p.stderr
