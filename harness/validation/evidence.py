@@ -137,7 +137,7 @@ def check_findings(g: Group, ctx: Context, name: str, data) -> None:
 
 
 def check_sweep(g: Group, ctx: Context, name: str, doc) -> None:
-    ctx.facts.sweeps.append(sweep_checks.check_sweep(g, paths.folder(name), doc))
+    ctx.facts.sweeps.append(sweep_checks.check_sweep(g, paths.folder(name), doc, ctx.files))
     g.detail = f"re-derived {len(doc['records'])} records, "
 
 

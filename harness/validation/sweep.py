@@ -9,6 +9,7 @@
   and the oracle's are numbers, |got - want| > allowed (or not a number), with the
   oracle's value finite (gradcheck judges only there); where they are absent, the
   detail records a shape mismatch (the only failure gradcheck records without them);
+* environment.json beside it, when there is one, is the environment inside it;
 * the summary's counts, and every finding (signature, cases, corners, first record,
   the registered class that explains it and its limitation) are what sweep/derive.py
   and sweep/known.py give for the records, and nothing else is listed.
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core import jsonio
+from ..evidence import paths
 from ..sweep import derive
 from .gradcheck import check_problems
 from .groups import Group
@@ -124,11 +126,14 @@ def _findings_problems(doc: dict) -> list:
     return out
 
 
-def check_sweep(group: Group, folder: str, doc: dict) -> SweepFacts:
+def check_sweep(group: Group, folder: str, doc: dict, files) -> SweepFacts:
     """Every check of one schema-valid sweep.json."""
-    where = f"{folder}sweep.json"
+    where = f"{folder}{paths.SWEEP}"
     if doc["schema"] != SCHEMA:
         group.fail(f"{where}: not a sweep record ({SCHEMA})")
+    if folder + paths.ENVIRONMENT in files:   # written beside it since the sweep wrote one
+        group.check(files.doc(folder + paths.ENVIRONMENT) == doc["environment"],
+                    f"{where}: {folder}{paths.ENVIRONMENT} is not the environment recorded inside it")
     for r in doc["records"]:
         group.item(record_problems(r), f"{where}: record {r['entry']} at {r['corner']} (seed {r['seed']})")
     group.item(_plan_problems(doc), f"{where}: records against the plan")

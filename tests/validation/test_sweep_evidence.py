@@ -168,3 +168,11 @@ def test_sweep_evidence_validates_without_mlx(honest, tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "sweep:" in p.stdout
+
+
+def test_an_environment_edited_inside_is_rejected(honest, tmp_path):
+    d = _copy(honest, tmp_path)
+    doc = _doc(d)
+    doc["environment"]["mlx"] = "0.1.0"
+    _write(d, doc)
+    assert any("is not the environment recorded inside it" in w for w in _failures(d))
