@@ -183,13 +183,10 @@ def main(args) -> int:
             return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
         outcomes, ok = _records(items, args, say)
         results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
-    refused = []
-    for name in kinds["sweep"]:
-        row = _sweep(ev.files, name, args, say)
-        (results.append(row) if row[0] else refused.append(row[1]))
-    for name in kinds["gradcheck"]:
-        row = _gradcheck(ev.files, name, args, say)
-        (results.append(row) if row[0] else refused.append(row[1]))
+    rows = [_sweep(ev.files, n, args, say) for n in kinds["sweep"]]
+    rows += [_gradcheck(ev.files, n, args, say) for n in kinds["gradcheck"]]
+    results += [r for r in rows if r[0]]
+    refused = [r[1] for r in rows if not r[0]]   # refused, with the reason: never a pass
     from . import replay_native
     results += replay_native.others(ev, facts, kinds, args, say)
     return _verdict(results, refused, say)
@@ -313,7 +310,7 @@ def _verdict(results: list, refused: list, say) -> int:
     if ok:
         line = f"trust: reproduced on {where} ({parts})"
     else:
-        line = f"trust: NOT reproduced on {where} ({parts or '; '.join(refused)})"
+        line = f"trust: NOT reproduced on {where} ({'; '.join(x for x in [parts, *refused] if x)})"
     print(visible(line))
     return 0 if ok else 1
 

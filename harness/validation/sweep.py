@@ -80,7 +80,8 @@ def _plan_problems(doc: dict) -> list:
     extra = [k for k in keys if k not in want]
     if extra:
         out.append(f"{len(extra)} records are no case of the recorded plan (first: {extra[0]})")
-    missing = [k for k in planned if k not in set(keys)]
+    recorded = set(keys)
+    missing = [k for k in planned if k not in recorded]
     if missing and not doc["summary"]["stopped"]:
         out.append(f"{len(missing)} planned cases have no record and the sweep was not stopped (first: {missing[0]})")
     return out
