@@ -26,7 +26,9 @@ LAYERS = {
     "evidence": {"core"},
     "running": {"core", "ops", "cases", "oracles", "judging", "evidence"},
     "versions": {"core", "evidence"},
-    "validation": {"core", "ops", "cases", "oracles", "judging", "evidence", "versions"},
+    # validation re-derives a sweep's findings with the sweep's own pure functions (sweep/derive.py,
+    # sweep/known.py); test_validation_reaches_no_mlx_stage_through_the_sweep keeps that path pure
+    "validation": {"core", "ops", "cases", "oracles", "judging", "evidence", "versions", "sweep"},
     "fuzz": {"core", "ops", "cases", "oracles", "judging", "evidence", "running"},
     "native": {"core", "ops", "cases", "oracles", "judging", "evidence", "running", "fuzz"},
     "gate": {"core", "ops", "cases", "oracles", "judging", "evidence", "running", "fuzz", "native"},
@@ -111,6 +113,23 @@ def test_stages_only_import_the_stages_below_them():
             if other != stage and other not in LAYERS[stage] and other != "":
                 bad.append(f"{mod} -> {dep}")
     assert bad == []
+
+
+def test_validation_reaches_no_mlx_stage_through_the_sweep():
+    """validation may import the sweep's pure modules (derive, known, the API table), never
+    a stage it may not import itself by a detour: every module it reaches, however
+    indirectly, is of a stage it may import."""
+    graph, allowed = _graph(), LAYERS["validation"] | {"validation"}
+    seen, todo = set(), [m for m in graph if m.split(".")[0] == "validation"]
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in graph:
+            continue
+        seen.add(m)
+        todo += list(graph[m])
+    assert sorted(m for m in seen if m.split(".")[0] not in allowed) == []
+    assert {m for m in seen if m.startswith("sweep")} <= {"sweep", "sweep.derive", "sweep.known", "sweep.api",
+                                                          "sweep.corners", "sweep.values"}
 
 
 def test_the_package_top_level_is_stages_not_a_flat_list_of_modules():

@@ -11,7 +11,11 @@ Exit codes: 0 every check passed; 1 a check failed (the message and, where
 found, a reproducer on stdout); 2 bad input (a name that does not resolve, a
 bad option, a function that raises on its inputs): one line on stderr.
 --json FILE writes the report as strict JSON (NaN and inf spelled out, see
-core/jsonio.py; schema mlx-vjpcheck/gradcheck/1).
+core/jsonio.py; schema mlx-vjpcheck/gradcheck/1). --out DIR writes it as evidence
+instead: a run directory (gradcheck.json, environment.json, MANIFEST.sha256) that
+`validate` checks (every failing check's verdict from its numbers, the report's
+verdict from its checks) and `replay` runs again (the recorded MODULE:FUNCTION and
+inputs factory imported from the recorded import root, this command's directory).
 """
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ from ..core.errors import UsageError
 from . import options
 
 SCHEMA = "mlx-vjpcheck/gradcheck/1"
+EVIDENCE_SCHEMA = "mlx-vjpcheck/gradcheck-run/1"
+REPORT_KEYS = ("checks", "notes", "mode", "passed", "seconds", "shrunk", "reproducer")
 
 
 def add_parser(sub, name):
@@ -44,6 +50,8 @@ def add_parser(sub, name):
     p.add_argument("--shrink", type=float, default=5.0, metavar="SECONDS")
     p.add_argument("--device", choices=("cpu", "gpu"))
     p.add_argument("--json", metavar="FILE", help="write the report here as strict JSON")
+    p.add_argument("--out", metavar="DIR", help="write the report as evidence: a run directory "
+                   "(gradcheck.json, environment.json, manifest) that validate and replay take")
     options.add_replace(p)
     p.set_defaults(func=main)
 
@@ -101,8 +109,61 @@ def _setup(args) -> tuple:
     return fn, tuple(inputs), kw
 
 
+def _recorded(args) -> dict:
+    """What replay needs to run the same check again: the targets as given, the import
+    root, and the options as the command line spells them."""
+    return {"target": args.target, "inputs": args.inputs or f"{args.target.partition(':')[0]}:inputs",
+            "model": bool(args.model), "import_root": str(Path.cwd()),
+            "options": {"order": args.order, "transforms": args.transforms, "dtypes": args.dtypes,
+                        "fast": args.fast, "seed": args.seed, "device": args.device}}
+
+
+def argv_of(doc: dict, json_path: str) -> list:
+    """The command line that runs a recorded check again (no shrinking: the verdict is compared)."""
+    o = doc["options"]
+    argv = [doc["target"], "--inputs", doc["inputs"], "--order", str(o["order"]), "--transforms", o["transforms"],
+            "--seed", str(o["seed"]), "--shrink", "0", "--json", json_path]
+    argv += ["--model"] if doc["model"] else []
+    argv += ["--dtypes", o["dtypes"]] if o["dtypes"] else []
+    argv += [] if o["fast"] is None else ["--fast" if o["fast"] else "--full"]
+    return argv + (["--device", o["device"]] if o["device"] else [])
+
+
+def sources(doc: dict) -> list:
+    """The modules the targets name, each with the file it was imported from and its sha256
+    (None without a file): replay holds the files it imports against them."""
+    import hashlib
+    out = []
+    for name in dict.fromkeys(spec.partition(":")[0] for spec in (doc["target"], doc["inputs"])):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest() if path and Path(path).is_file() else None
+        out.append({"module": name, "file": str(Path(path).resolve()) if path else None, "sha256": digest})
+    return out
+
+
+def _write_evidence(args, report) -> None:
+    from ..evidence import atomic, paths, rundir
+    from ..running import environment
+    import mlx.core as mx
+    device = args.device or ("gpu" if mx.default_device() == mx.gpu else "cpu")
+    env = environment.record([device])
+    out = report.to_json()
+    doc = {"schema": EVIDENCE_SCHEMA, "kind": "gradcheck", **_recorded(args), "environment": env,
+           "report": {k: out[k] for k in REPORT_KEYS}}
+    doc["sources"] = sources(doc)
+    with rundir.staged(args.out, "gradcheck", args.replace) as tmp:
+        atomic.write_json(tmp / paths.GRADCHECK, doc)
+        atomic.write_json(tmp / paths.ENVIRONMENT, env)
+
+
 def main(args) -> int:
     target = _json_target(args.json, args.replace) if args.json else None
+    if args.out:
+        from ..evidence import rundir
+        try:
+            rundir.check_target(args.out, "gradcheck", args.replace)
+        except rundir.OutDirError as e:
+            raise UsageError(str(e)) from None
     fn, inputs, kw = _setup(args)
     from ..evidence import atomic
     from ..gradcheck import api
@@ -118,4 +179,6 @@ def main(args) -> int:
     if target is not None:
         atomic.write_text(target, jsonio.dumps({"schema": SCHEMA, "target": args.target, **report.to_json()},
                                                indent=1) + "\n")
+    if args.out:
+        _write_evidence(args, report)
     return 0 if report.passed else 1

@@ -15,7 +15,15 @@ validate first; then every kind of evidence it holds is executed again:
   (all, or --only), each cell's exit code compared;
 * the C++ suite against the wheel (`mlx-vjpcheck native`): rebuilt and run again;
 * a native gate (build_and_test.py): rebuilt from its recorded commit and patch
-  (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work).
+  (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work);
+* a sweep (sweep.json): every record that is not a clean pass run again in the
+  sweep's crash-isolated worker, and a random sample of the clean passes (--sample;
+  the output says how many), each record's status and signatures compared
+  (sweep/replay.py);
+* a gradcheck (gradcheck.json): the recorded MODULE:FUNCTION and inputs factory
+  imported again from the recorded import root (the directory `gradcheck --out`
+  ran in) by `mlx-vjpcheck gradcheck` in a process of its own, every check's
+  verdict compared; refused, with the reason, when they do not import there.
 
 Evidence recorded on another MLX version, platform or device is "not reproduced
 here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
@@ -23,6 +31,7 @@ here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
 """
 from __future__ import annotations
 
+import argparse
 import platform
 import sys
 
@@ -51,6 +60,9 @@ def add_parser(sub, name):
     p.add_argument("--timeout", type=options.positive_float, default=300, help="version matrix: seconds per probe")
     p.add_argument("--jobs", "-j", type=options.positive_int, default=None,
                    help="records (or releases) handled at once (default: one per CPU, at most 4)")
+    p.add_argument("--sample", type=_count, default=None, metavar="N",
+                   help="sweep: how many of its clean passes to run again, drawn at random (default: "
+                        "50); every other record always runs again")
     p.add_argument("--mlx-source", metavar="DIR", help="native gate: the MLX checkout at the recorded commit")
     p.add_argument("--mlx-build", metavar="DIR", help="native gate: its static build")
     p.add_argument("--cache", metavar="DIR", help="native gate: the build cache (build_and_test.py --cache)")
@@ -58,6 +70,16 @@ def add_parser(sub, name):
                    help="native gate: where the rebuilt run goes (default: artifacts/native-replay)")
     options.add_replace(p)
     p.set_defaults(func=main)
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count (0 or more), got {text!r}")
+    return n
 
 
 def _validated(path):
@@ -81,6 +103,8 @@ def _kinds(files) -> dict:
              isinstance(files.doc(n), dict) and files.doc(n).get("kind") == "native-wheel"]
     return {"gate": any(b in base for b in NATIVE_GATE_FILES) or "fuzz-summary.json" in base,
             "versions": [n for n in names if paths.basename(n) == paths.VERSIONS],
+            "sweep": sorted(n for n in names if paths.basename(n) == paths.SWEEP),
+            "gradcheck": sorted(n for n in names if paths.basename(n) == paths.GRADCHECK),
             "wheel": wheel}
 
 
@@ -159,9 +183,122 @@ def main(args) -> int:
             return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
         outcomes, ok = _records(items, args, say)
         results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
+    rows = [_sweep(ev.files, n, args, say) for n in kinds["sweep"]]
+    rows += [_gradcheck(ev.files, n, args, say) for n in kinds["gradcheck"]]
+    results += [r for r in rows if r[0]]
+    refused = [r[1] for r in rows if not r[0]]   # refused, with the reason: never a pass
     from . import replay_native
     results += replay_native.others(ev, facts, kinds, args, say)
-    return _verdict(results, [], say)
+    return _verdict(results, refused, say)
+
+
+GRADCHECK_ATTEMPTS = 3   # a disagreeing verdict is measured again (values MLX cannot repeat)
+GRADCHECK_TIMEOUT_S = 600
+
+
+def _verdicts(checks: list) -> dict:
+    """Each check's verdict, keyed by what it compares (not by the worst element's place)."""
+    from collections import Counter
+    return Counter((c["transform"], c["dtype"], c["input"], c["status"]) for c in checks)
+
+
+def _gradcheck_once(doc: dict) -> tuple:
+    """(the checks of one new run, or None, and why not)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from ..core import jsonio
+    from . import gradcheck as G
+    with tempfile.TemporaryDirectory(prefix="vjpcheck-replay-") as tmp:
+        out = os.path.join(tmp, "report.json")
+        try:
+            p = subprocess.run([sys.executable, "-m", "mlx_vjpcheck", "gradcheck", *G.argv_of(doc, out)],
+                               cwd=doc["import_root"], capture_output=True, text=True, timeout=GRADCHECK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return None, f"mlx-vjpcheck gradcheck ran past {GRADCHECK_TIMEOUT_S} s"
+        if p.returncode not in (0, 1) or not os.path.isfile(out):
+            tail = (p.stderr.strip().splitlines() or ["no message"])[-1]
+            return None, f"mlx-vjpcheck gradcheck exited {p.returncode}: {tail}"
+        with open(out, encoding="utf-8") as fh:
+            return jsonio.loads(fh.read())["checks"], ""
+
+
+def _changed_sources(doc: dict) -> list:
+    """The recorded module files that are not, byte for byte, the ones there now."""
+    import hashlib
+    import os
+    out = []
+    for src in doc["sources"]:
+        path, want = src["file"], src["sha256"]
+        if want is None:
+            continue
+        now = hashlib.sha256(open(path, "rb").read()).hexdigest() if path and os.path.isfile(path) else None
+        if now != want:
+            out.append(f"{src['module']} ({path}): {'missing' if now is None else 'not the file that was checked'}")
+    return out
+
+
+def _gradcheck(files, name: str, args, say) -> tuple:
+    """(row, or (None, why refused)) for one gradcheck.json: the function imported and checked again."""
+    import os
+    doc = files.doc(name)
+    root, devices = doc["import_root"], sorted((doc["environment"].get("devices") or {}))
+    if not os.path.isdir(root):
+        return None, f"{name}: its import root {root} is not a directory here: {doc['target']} cannot be imported"
+    if _drift(files, [_Case(name, d) for d in devices], args.allow_drift, say):
+        return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
+    changed = _changed_sources(doc)
+    if changed:
+        return None, f"{name}: the modules it checked changed since: " + "; ".join(changed)
+    want = _verdicts(doc["report"]["checks"])
+    say(f"gradcheck {name}: {doc['target']} with {doc['inputs']} imported from {root}, all "
+        f"{len(doc['report']['checks'])} checks again")
+    diff = None
+    for _ in range(GRADCHECK_ATTEMPTS):
+        checks, why = _gradcheck_once(doc)
+        if checks is None:
+            return None, f"{name}: refused: {why}"
+        got = _verdicts(checks)
+        if got == want:
+            return f"gradcheck {name}", True, f"all {len(checks)} verdicts reproduced"
+        diff = sorted((want - got).items()) + sorted((got - want).items())
+    for (transform, dtype, leaf, status), _n in diff:
+        say(f"NOT reproduced: {name}: {transform} [{dtype}] d / d {leaf}: {status} "
+            f"{'recorded, not given now' if (transform, dtype, leaf, status) in want else 'now, not recorded'}")
+    return f"gradcheck {name}", False, "the verdicts differ"
+
+
+class _Case:
+    """What _drift reads of a record: where it was recorded, and on which device."""
+
+    def __init__(self, source: str, device: str):
+        self.source, self.device = source, device
+
+
+def _sweep(files, name: str, args, say) -> tuple:
+    """(row for the trust line, or (None, why it was refused)) for one sweep.json."""
+    from ..sweep import replay as SR
+    doc = files.doc(name)
+    devices = sorted((doc["environment"].get("devices") or {}))
+    if len(devices) != 1:
+        return None, f"{name}: the sweep records {len(devices)} devices, not the one it ran on"
+    if _drift(files, [_Case(name, devices[0])], args.allow_drift, say):
+        return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
+    records = doc["records"]
+    sample = SR.SAMPLE if args.sample is None else args.sample
+    chosen, sampled, clean = SR.choose(records, sample)
+    say(f"sweep {name}: running again all {len(chosen) - sampled} records that are not a clean pass and "
+        f"{sampled} of {clean} clean passes drawn at random (--sample)")
+    outcomes = SR.replay(records, chosen, devices[0], jobs=args.jobs or min(2, _cpus()))
+    for o in outcomes:
+        for why in o.problems:
+            say(f"NOT reproduced: {o.name}: {why}")
+        if o.note:
+            say(f"note: {o.name}: {o.note}")
+    good = sum(o.reproduced for o in outcomes)
+    return (f"sweep {name}", good == len(outcomes),
+            f"{good} of {len(outcomes)} records reproduced ({sampled} of {clean} clean passes sampled)")
 
 
 def _verdict(results: list, refused: list, say) -> int:
@@ -173,7 +310,7 @@ def _verdict(results: list, refused: list, say) -> int:
     if ok:
         line = f"trust: reproduced on {where} ({parts})"
     else:
-        line = f"trust: NOT reproduced on {where} ({parts or '; '.join(refused)})"
+        line = f"trust: NOT reproduced on {where} ({'; '.join(x for x in [parts, *refused] if x)})"
     print(visible(line))
     return 0 if ok else 1
 

@@ -69,6 +69,7 @@ def main(args) -> int:
            "summary": run.summary(result), "findings": found, "records": result.records}
     with rundir.staged(args.out, "sweep", args.replace) as tmp:
         atomic.write_json(tmp / paths.SWEEP, doc)
+        atomic.write_json(tmp / paths.ENVIRONMENT, doc["environment"])
     _print(result, found, args.out)
     return 1 if run.unexplained(found) else 0
 

@@ -13,6 +13,14 @@ validator recomputes it with this same code and compares:
   results-pristine.json / results-patched.json, a nested run) carries the file
   in parentheses, `<scenario>@<device> (results-patched.json)`, and so does a
   fuzz finding's record (`(findings/<signature>.json)`);
+* every case record of a sweep (sweep.json, at any depth) is one test too, named
+  `<entry>@<corner>#<seed> (<path of sweep.json>)`: pass -> passedTests; fail,
+  crash, harness error -> failedTests; "not applicable" (the forward refused the
+  corner: nothing was differentiated) is in neither list;
+* every check of a gradcheck (gradcheck.json) is one test, named
+  `<target> <transform> [<dtype>] d <output> / d <input> (<path>)`: pass ->
+  passedTests, fail -> failedTests, a kink, a missing rule or a call not tried
+  in neither list;
 * status pass -> passedTests; fail, error, crashed -> failedTests; a fuzz
   finding is a confirmed failure -> failedTests (both lists sorted);
   warnedTests is always empty: a record passes or it does not;
@@ -93,6 +101,19 @@ def tests(files: dict) -> tuple:
                 (passed if rec.get("status") == "pass" else failed).append(test_name(rec, source))
     for source in _finding_files(files):
         failed += [test_name(rec, source) for rec in _records(strict.member(files, source)) if isinstance(rec, dict)]
+    for source in sorted(n for n in files if paths.basename(n) == paths.SWEEP):
+        for rec in _records(strict.member(files, source)):
+            if isinstance(rec, dict) and rec.get("status") != "not applicable":
+                name = f"{rec.get('entry')}@{rec.get('corner')}#{rec.get('seed')} ({source})"
+                (passed if rec.get("status") == "pass" else failed).append(name)
+    for source in sorted(n for n in files if paths.basename(n) == paths.GRADCHECK):
+        doc = strict.member(files, source)
+        report = doc.get("report") if isinstance(doc, dict) else None
+        for c in (report.get("checks") if isinstance(report, dict) else None) or []:
+            if isinstance(c, dict) and c.get("status") in ("pass", "fail"):
+                name = (f"{doc.get('target')} {c.get('transform')} [{c.get('dtype')}] d {c.get('output')} "
+                        f"/ d {c.get('input')} ({source})")
+                (passed if c["status"] == "pass" else failed).append(name)
     return sorted(passed), sorted(failed)
 
 

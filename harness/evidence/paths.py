@@ -21,6 +21,7 @@ CAMPAIGN = "campaign.json"
 VERSIONS = "versions.json"
 PROBE_OUTPUTS = "probe-outputs"
 HANDOFF = "handoff.json"            # handoff: per finding an issue text, its reproducer, patch, test
+GRADCHECK = "gradcheck.json"        # gradcheck --out: the target, its inputs, options and every check
 SWEEP = "sweep.json"                # sweep: the plan, every case's record, one finding per signature
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import atomic, manifest, paths
 
-KINDS = ("run", "fuzz", "versions", "native-gate", "native-wheel", "native-fuzz", "handoff", "sweep")
+KINDS = ("run", "fuzz", "versions", "native-gate", "native-wheel", "native-fuzz", "handoff", "sweep", "gradcheck")
 
 
 class OutDirError(RuntimeError):
@@ -39,6 +39,8 @@ def kind_of(directory: Path) -> str | None:
         return "handoff"
     if (d / paths.SWEEP).is_file():
         return "sweep"
+    if (d / paths.GRADCHECK).is_file():
+        return "gradcheck"
     if (d / paths.COMPARISON).is_file() or (d / paths.results_for("pristine")).is_file():
         return "native-gate"
     try:

@@ -181,6 +181,32 @@ def _handoff(files: dict, name: str) -> list:
 
 # --- commands: fixed templates, checked arguments ------------------------------------------
 
+def _sweep(files: dict, name: str) -> list:
+    doc = strict.member(files, name)
+    if not isinstance(doc, dict):
+        return []
+    counts = (doc.get("summary") or {}).get("by_status") if isinstance(doc.get("summary"), dict) else None
+    rows = []
+    for f in doc.get("findings") or []:
+        if isinstance(f, dict):
+            sig = f.get("signature") if isinstance(f.get("signature"), list) else []
+            rows.append([code(x) for x in sig] + [code(f.get("cases")), code(f.get("explained") or "NEW")])
+    head = ["function", "transform", "corner", "symptom", "cases", "registered class"]
+    return [f"## Sweep: {code(name)}", "", f"Cases by status: {code(counts)}", ""] + \
+        (_table(head, rows) if rows else ["No findings."]) + [""]
+
+
+def _gradcheck(files: dict, name: str) -> list:
+    doc = strict.member(files, name)
+    report = doc.get("report") if isinstance(doc, dict) else None
+    if not isinstance(report, dict):
+        return []
+    rows = [[code(c.get("transform")), code(c.get("dtype")), code(c.get("input")), code(c.get("output")),
+             code(c.get("status"))] for c in report.get("checks") or [] if isinstance(c, dict)]
+    return [f"## gradcheck: {code(doc.get('target'))} ({code(name)})", ""] + \
+        _table(["transform", "dtype", "input", "output", "verdict"], rows) + [""]
+
+
 def _version(v) -> str | None:
     return v if isinstance(v, str) and VERSION.match(v) else None
 
@@ -309,6 +335,10 @@ def render(files: dict) -> str:
         lines += _versions(files, name)
     for name in sorted(n for n in files if paths.basename(n) == paths.HANDOFF):
         lines += _handoff(files, name)
+    for name in sorted(n for n in files if paths.basename(n) == paths.SWEEP):
+        lines += _sweep(files, name)
+    for name in sorted(n for n in files if paths.basename(n) == paths.GRADCHECK):
+        lines += _gradcheck(files, name)
     folders = sorted({paths.folder(n) for n in files if paths.basename(n) == paths.COMMANDS})
     lines += _commands(files, results_names, folders) + _probes(files)
     return "\n".join(lines).rstrip("\n") + "\n"

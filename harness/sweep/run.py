@@ -18,7 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..running.child import Child, ChildError
-from . import api, corners, known
+from . import derive
+from .derive import api_name, corner_class, signatures, symptom  # noqa: F401 (the sweep's names)
 
 WORKER = __name__.rsplit(".", 1)[0] + ".worker"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,55 +37,8 @@ class Item:
 
 
 def plan(select: str | None = None, shard: tuple = (0, 1), seed: int = 0, generic_only: bool = False) -> list:
-    """Every (entry, corner) in a stable order, this shard's share (round robin, so each
-    shard gets every kind of function), the generic points first so a short budget
-    still sees every function once."""
-    items = []
-    for e in api.ENTRIES:
-        if select and not _matches(e, select):
-            continue
-        for k, c in enumerate(corners.corners(e)):
-            if generic_only and c.name != "generic":
-                continue
-            items.append((k, Item(e.id, c.name, seed)))
-    items.sort(key=lambda t: t[0] != 0)   # stable: generic points of every entry first
-    index, count = shard
-    return [it for n, (_, it) in enumerate(items) if n % count == index]
-
-
-def _matches(entry: api.Entry, select: str) -> bool:
-    return any(s and (s == entry.name or s == entry.id or entry.name.startswith(s.rstrip("*")) and s.endswith("*"))
-               for s in select.split(","))
-
-
-def corner_class(name: str) -> str:
-    head = name.split("-")
-    return "-".join(head[:2]) if head[0] in ("dtype", "fill", "view") else head[0]
-
-
-def symptom(check: dict) -> str:
-    detail = check.get("detail") or ""
-    if "shape" in detail:
-        return "wrong shape"
-    if check.get("got") is None:
-        return "raised" if detail else "failed"
-    got = check["got"]
-    values = got if isinstance(got, list) else [got]
-    if any(isinstance(v, float) and v != v or v in (float("inf"), float("-inf")) for v in values):
-        return "non-finite"
-    return "wrong value"
-
-
-def signatures(record: dict) -> list:
-    if record["status"] == "crash":
-        return [(record["function"], "any", corner_class(record["corner"]), record["how"])]
-    out = []
-    for c in record.get("checks", ()):
-        if c["status"] == "fail":
-            sig = (record["function"], c["transform"], corner_class(record["corner"]), symptom(c))
-            if sig not in out:
-                out.append(sig)
-    return out
+    """The cases to run (sweep/derive.py's plan, which the validator binds the records to)."""
+    return [Item(*it) for it in derive.plan(select, shard, seed, generic_only)]
 
 
 @dataclass
@@ -123,10 +77,6 @@ class Worker:
 
     def close(self):
         self.child.close()
-
-
-def api_name(entry_id: str) -> str:
-    return entry_id.split("[", 1)[0]
 
 
 def _crash(item: Item, death: dict) -> dict:
@@ -180,25 +130,8 @@ def sweep(items: list, *, device: str = "cpu", jobs: int = 2, budget_s: float | 
 
 
 def findings(result: Sweep) -> list:
-    """One finding per signature, a defect that shows at the generic point standing for
-    every corner where it shows too (listed), so one wrong rule is one finding."""
-    generic = {(f, t, s) for (f, t, c, s) in result.counts if c == "generic"}
-    merged: dict = {}
-    for (f, t, c, s), n in sorted(result.counts.items()):
-        key = (f, t, "generic" if (f, t, s) in generic else c, s)
-        slot = merged.setdefault(key, {"signature": list(key), "cases": 0, "corners": [],
-                                       "first": result.findings[(f, t, c, s)]})
-        slot["cases"] += n
-        if c not in slot["corners"]:
-            slot["corners"].append(c)
-        if c == "generic":
-            slot["first"] = result.findings[(f, t, c, s)]
-    for slot in merged.values():
-        f, t, _, s = slot["signature"]
-        k = known.explain(f, t, s)
-        slot["explained"] = k.id if k else None
-        slot["limitation"] = k.limitation if k else ""
-    return list(merged.values())
+    """One finding per signature (sweep/derive.py, which the validator re-derives them with)."""
+    return derive.findings(result.counts, result.findings)
 
 
 def unexplained(found: list) -> list:
@@ -206,8 +139,5 @@ def unexplained(found: list) -> list:
 
 
 def summary(result: Sweep) -> dict:
-    by_status: dict = {}
-    for r in result.records:
-        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
     return {"planned": result.planned, "done": result.done, "seconds": round(result.seconds, 3),
-            "stopped": result.stopped, "by_status": by_status}
+            "stopped": result.stopped, "by_status": derive.by_status(result.records)}

@@ -27,8 +27,10 @@ from ..evidence.load import BadInput, Evidence
 from ..evidence.safezip import unsafe_path
 from . import binding, catalog_table, crosschecks, schema
 from . import fuzz as fuzz_checks
+from . import gradcheck as gradcheck_checks
 from . import native as native_checks
 from . import records
+from . import sweep as sweep_checks
 from .groups import Group
 
 
@@ -40,6 +42,8 @@ class Facts:
     gates: list = field(default_factory=list)       # native.GateFacts per comparison.json
     mlx_tests: dict = field(default_factory=dict)   # folder -> (ok, line)
     versions: list = field(default_factory=list)    # folders holding a versions.json
+    sweeps: list = field(default_factory=list)      # sweep.SweepFacts per sweep.json
+    gradchecks: list = field(default_factory=list)  # folders holding a gradcheck.json
 
 
 @dataclass
@@ -132,6 +136,16 @@ def check_findings(g: Group, ctx: Context, name: str, data) -> None:
     ctx.facts.fuzz.append(fuzz_checks.check_findings(g, paths.folder(name), ctx.files, ctx.recomputer))
 
 
+def check_sweep(g: Group, ctx: Context, name: str, doc) -> None:
+    ctx.facts.sweeps.append(sweep_checks.check_sweep(g, paths.folder(name), doc, ctx.files))
+    g.detail = f"re-derived {len(doc['records'])} records, "
+
+
+def check_gradcheck(g: Group, ctx: Context, name: str, doc) -> None:
+    gradcheck_checks.check_gradcheck(g, paths.folder(name), doc, ctx.files)
+    ctx.facts.gradchecks.append(paths.folder(name))
+
+
 def check_versions(g: Group, ctx: Context, name: str, doc) -> None:
     # imported here: only version matrices need it (and what it imports)
     from . import versions as versions_checks
@@ -184,6 +198,8 @@ KINDS = (
     Kind(_named(paths.FINDINGS), "findings-index.schema.json", "checks", check_findings, True),
     Kind(_named(paths.VERSIONS), "versions.schema.json", "checks", check_versions, True),
     Kind(_named(paths.HANDOFF), "handoff.schema.json", "checks", check_handoff, True),
+    Kind(_named(paths.SWEEP), "sweep.schema.json", "checks", check_sweep, True),
+    Kind(_named(paths.GRADCHECK), "gradcheck.schema.json", "checks", check_gradcheck, True),
     Kind(_named(paths.CAMPAIGN), "campaign.schema.json"),
     Kind(_named(paths.SCENARIOS), "scenarios.schema.json"),
     Kind(_named(native_checks.GATE), "gate.schema.json"),
@@ -347,7 +363,7 @@ def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:
     names = set(ev.files) | {n for n in named if not unsafe_path(n)}
     if not known_layout(names):
         raise BadInput(f"{ev.source}: unknown layout (no results*.json, {paths.COMMANDS}, "
-                       f"{paths.FINDINGS}, {paths.VERSIONS} or {paths.HANDOFF})")
+                       f"{paths.FINDINGS}, {paths.VERSIONS}, {paths.HANDOFF}, {paths.SWEEP} or {paths.GRADCHECK})")
     present = {n for n in names if n in ev.files}
     parse_all(ev.files, present)   # first: the text of a file is let go as the table comes in
     table = catalog_table.get(use_cache)

@@ -139,6 +139,43 @@ def _versions(files, folder: str) -> list:
             "  each cell is the recorded exit code of a probe run; `mlx-vjpcheck replay` runs the probes again"]
 
 
+def _sweep(facts, files, claims: Claims, allow: bool) -> list:
+    doc = files.doc(facts.folder + paths.SWEEP)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(facts.by_status.items()))
+    lines = [f"sweep:{' ' + facts.folder if facts.folder else ''} {facts.cases} cases on mlx "
+             f"{_mlx(doc.get('environment'))} ({counts or 'no cases'}): {facts.findings} findings, "
+             f"{facts.unexplained} unexplained by a registered class",
+             "  reference-free (MLX's own float64 evaluation, differentiated numerically); findings and counts "
+             "re-derived from the records, `mlx-vjpcheck replay` runs the cases again"]
+    if facts.findings:
+        claims.support("defects")
+        claims.refuse("pass", f"{facts.folder}{paths.SWEEP} holds findings")
+    elif not allow:
+        claims.refuse("pass", "a sweep is checked against no catalog: its silence is not a catalog pass "
+                              "(--allow-unbound accepts it)")
+    else:
+        claims.support("pass")
+    return lines
+
+
+def _gradcheck(folder: str, files, claims: Claims, allow: bool) -> list:
+    doc = files.doc(folder + paths.GRADCHECK)
+    checks = doc["report"]["checks"]
+    failing = sum(c["status"] == "fail" for c in checks)
+    lines = [f"gradcheck:{' ' + folder if folder else ''} {doc['target']} on mlx {_mlx(doc['environment'])}: "
+             f"{failing} of {len(checks)} checks fail ({'gradients disagree' if failing else 'all agree'})",
+             "  failing verdicts re-derived from their numbers; `mlx-vjpcheck replay` imports the function again "
+             "and compares every check"]
+    if failing:
+        claims.support("defects")
+        claims.refuse("pass", f"{folder}{paths.GRADCHECK} has failing checks")
+    elif allow:
+        claims.support("pass")
+    else:
+        claims.refuse("pass", "a gradcheck of one function is checked against no catalog (--allow-unbound accepts it)")
+    return lines
+
+
 def lines(files: dict, facts, allow_unbound: bool = False) -> tuple:
     """(verdict lines, Claims) from the validated files and the facts the checks gathered."""
     from ..evidence import strict   # here, not above: the CLI reads EXPECTATIONS before numpy loads
@@ -153,6 +190,10 @@ def lines(files: dict, facts, allow_unbound: bool = False) -> tuple:
         out += _fuzz(files, fz, claims, allow_unbound)
     for folder in facts.versions:
         out += _versions(files, folder)
+    for sw in facts.sweeps:
+        out += _sweep(sw, files, claims, allow_unbound)
+    for folder in facts.gradchecks:
+        out += _gradcheck(folder, files, claims, allow_unbound)
     return out, claims
 
 

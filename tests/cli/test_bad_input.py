@@ -211,12 +211,25 @@ def test_validate(place, args):
     _one_line_exit(_cli("validate", *args), place)
 
 
-REPLAY = [(), ("missing",), ("file.txt",), ("notes",), ("deepev",), ("--bogus",)]
+REPLAY = [(), ("missing",), ("file.txt",), ("notes",), ("deepev",), ("--bogus",), ("runev", "--sample", "-1"),
+          ("runev", "--sample", "some")]
 
 
 @pytest.mark.parametrize("args", REPLAY, ids=[" ".join(a) or "none" for a in REPLAY])
 def test_replay(place, args):
     _one_line_exit(_cli("replay", *args), place)
+
+
+GRADCHECK_OUT = [("notes",), ("file.txt",), ("runev",), ("runev", "--replace")]
+
+
+@pytest.mark.parametrize("out", GRADCHECK_OUT, ids=[" ".join(a) for a in GRADCHECK_OUT])
+def test_gradcheck_out_refuses_what_is_not_its_own(place, out):
+    """--out is checked before the function is imported or anything is written."""
+    pytest.importorskip("mlx.core")
+    (place / "user_gcout.py").write_text("import mlx.core as mx\ndef f(x):\n    return mx.sin(x)\n"
+                                         "def inputs():\n    return (mx.array([1.0]),)\n")
+    _one_line_exit(_cli("gradcheck", "user_gcout:f", "--out", *out), place)
 
 
 def test_hostile_json_is_a_failed_check_not_a_crash(place):
