@@ -198,3 +198,35 @@ def test_fast_mode_catches_a_wrong_gradient_in_a_big_input():
 def test_failure_returns_report_without_raising():
     report = gradcheck(sin_with(vjp_scale=2.0), (X,), raise_exception=False, transforms=("vjp",), shrink=0)
     assert not report.passed and report.failures[0].transform == "vjp"
+
+
+def test_a_staircase_at_large_values_is_not_judged_but_a_wrong_rule_there_still_fails():
+    """floor at 3e4: the oracle's shortest step spans many stairs (the differences see a
+    line of slope 1): its second differences do not shrink with the step, so it is a jump,
+    not a gradient to compare. Negative controls: floor's rule made wrong (the identity's)
+    fails where the steps resolve the stairs (x = 2.3), and a smooth function's wrong rule
+    fails at the same large values."""
+    big = mx.array([32013.37, -26608.85, 15593.6])
+    report = gradcheck(mx.floor, (big,), transforms=("vjp", "jvp"), shrink=0)
+    assert report.passed and report.not_differentiable, report.message()
+
+    @mx.custom_function
+    def floor_wrong(x):
+        return mx.floor(x)
+
+    @floor_wrong.vjp
+    def floor_wrong_vjp(x, cot, out):
+        return cot   # the staircase's envelope, not floor's derivative (0)
+    with pytest.raises(GradcheckError):
+        gradcheck(floor_wrong, (mx.array([2.3, -1.6]),), transforms=("vjp",), shrink=0)
+
+    @mx.custom_function
+    def double(x):
+        return 2 * x
+
+    @double.vjp
+    def double_vjp(x, cot, out):
+        return cot   # wrong: 2 cot
+    with pytest.raises(GradcheckError) as e:
+        gradcheck(double, (big,), transforms=("vjp",), shrink=0)
+    assert not e.value.report.not_differentiable
