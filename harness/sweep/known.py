@@ -77,6 +77,11 @@ KNOWN = (
           limitation="as_strided 'should be used with caution ... This can lead to the resulting array "
                      "pointing to invalid memory locations which can result into crashes' (MLX's docstring "
                      "of mx.as_strided)"),
+    Known("irfft__jvp_odd_n_shape", ("mx.fft.irfft", "mx.fft.irfft2", "mx.fft.irfftn"), "*jvp*", "wrong shape",
+          "FFT::jvp calls irfftn on the tangent without the output size: an odd n comes back n - 1 long"),
+    Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.logcumsumexp",), SHAPELESS, "wrong shape",
+          "Compiled::output_shapes takes the largest size per axis: 0 broadcast with 1 comes out 1 (the "
+          "VJP compares the cotangent with zeros({1}))"),
     Known("slice_update__vmap_unbatched_update", ("mx.slice_update",), "vmap(vjp*", "wrong value",
           "the VJP's zeros_like update is unbatched under vmap: only example 0's region is zeroed",
           catalog=True),
