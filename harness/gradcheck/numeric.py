@@ -26,7 +26,11 @@ shrinking). An element whose b(h/4) > 3/4 b(h/2), above the noise, at some
 step, and clearly smooth at no shorter step tried, is `kink`: F is not differentiable there (left and right one-sided
 derivatives are returned for the report); it is never compared. So is an element
 whose error no step brought below UNRESOLVED of the values' size (a kink closer
-than the shortest step: the differences cannot decide). Where the differences
+than the shortest step: the differences cannot decide), and so is an element where F
+jumps between the points: its second difference |F(s) - 2F(0) + F(-s)| above what
+noise can make (JUMP evaluation errors) and not shrinking when the step is halved (a
+smooth F's shrinks 4-fold, a kink's 2-fold), at any two successive steps: a staircase such as floor at large
+values, whose stairs even the shortest step spans, looks smooth to the differences. Where the differences
 do not shrink 4-fold per halving (a kink among the steps), the truncation term
 is the larger difference itself, not the Richardson correction.
 """
@@ -40,6 +44,7 @@ H0 = 1.0 / 16
 TRIES = 4
 CUT = 8.0
 NOISE = (64 * 4 + 20 * 2 + 1) / 45
+JUMP = 4             # a second difference of F above 4 evaluation errors (what noise can make)
 UNRESOLVED = 0.05   # a stated error above this fraction of the values' size: not judged
 
 
@@ -78,7 +83,11 @@ def _one(F, f0, eps, h) -> tuple:
     kink = flat_bend & visible & (bends[2] > 8 * 4 * eps / s)
     smooth = ~flat_bend | ~visible   # decisively smooth (else within the noise: no verdict)
     right, left = (plus - f0) / s, (f0 - minus) / s
-    return value, trunc, noise, kink, smooth, left, right
+    # the second differences in F itself, |F(s) - 2F(0) + F(-s)|: F'' s^2 for a smooth F
+    # (shrinking 64-fold per step cut), the slope's jump times s at a kink (8-fold), and
+    # the height of a jump of F among the points (not shrinking)
+    second = [b * t for b, t in zip(bends, (h, h / 2, h / 4))]
+    return value, trunc, noise, kink, smooth, left, right, second
 
 
 def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
@@ -93,11 +102,16 @@ def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         value = err = None
         kink, decided, prev = np.zeros(f0.shape, bool), np.zeros(f0.shape, bool), None
+        jump, last = np.zeros(f0.shape, bool), None
         for k in range(TRIES):
             h = h0 / CUT ** k
-            v, trunc, noise, kink_k, smooth, left, right = _one(F, f0, eps, h)
+            v, trunc, noise, kink_k, smooth, left, right, second = _one(F, f0, eps, h)
             e = np.where(np.isfinite(v), trunc + noise, np.inf)
             kink = (kink | kink_k) & ~smooth if k else kink_k
+            for q in second:   # F jumps within the steps: see _one's second differences
+                if last is not None:
+                    jump |= (q > 0.75 * last) & (q > JUMP * eps)
+                last = q
             if prev is None:
                 value, err, lr = v, e, (left, right)
             else:
@@ -119,5 +133,5 @@ def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
         # (an error that is mostly the evaluation-noise term is resolution, not a kink)
         floor = 10 * NOISE * eps / h
         loose = (err > UNRESOLVED * (np.abs(value) + np.max(np.abs(value), initial=0.0))) & (err > floor)
-        kink = kink | loose
+        kink = kink | loose | jump
         return Estimate(value, np.where(kink, np.inf, err), kink, lr[0], lr[1], h)

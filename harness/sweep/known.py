@@ -62,6 +62,26 @@ KNOWN = (
     Known("put_along_axis__duplicate_writes", ("mx.put_along_axis",), "*", "wrong value",
           "ScatterAxis::vjp gives every duplicate write the cotangent: they must sum to it, as the forward "
           "keeps one of them"),
+    Known("sum__shapeless_size_one_axis_crash", ("mx.sum", "mx.mean", "mx.max", "mx.min", "mx.median",
+                                                 "mx.std", "mx.var"), "any", "signal SIG[SF][EP]*",
+          "under dynamic tracing compute_reduce_shape keeps a Reduce over a size-1 axis in the graph, and "
+          "evaluating it under compile(shapeless=True) kills the process"),
+    Known("diagonal__vjp_zero_size_sigfpe", ("mx.diagonal", "mx.trace"), "any", "signal SIGFPE",
+          "the VJP of diagonal of an array with a zero-size axis divides by that size (SIGFPE)"),
+    Known("var__zero_size_hang", ("mx.var", "mx.std"), "any", "signal SIGKILL",
+          "var over an empty axis of an array made from numpy hangs at some calls (a race); the sweep's "
+          "watchdog kills the worker (SIGKILL)"),
+    Known("as_strided__invalid_memory", ("mx.as_strided",), "any", CRASH,
+          "the sweep calls as_strided with its fixed shape and strides at a smaller input (shapeless "
+          "compile's second shape), where they point past the buffer",
+          limitation="as_strided 'should be used with caution ... This can lead to the resulting array "
+                     "pointing to invalid memory locations which can result into crashes' (MLX's docstring "
+                     "of mx.as_strided)"),
+    Known("irfft__jvp_odd_n_shape", ("mx.fft.irfft", "mx.fft.irfft2", "mx.fft.irfftn"), "*jvp*", "wrong shape",
+          "FFT::jvp calls irfftn on the tangent without the output size: an odd n comes back n - 1 long"),
+    Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.logcumsumexp",), SHAPELESS, "wrong shape",
+          "Compiled::output_shapes takes the largest size per axis: 0 broadcast with 1 comes out 1 (the "
+          "VJP compares the cotangent with zeros({1}))"),
     Known("slice_update__vmap_unbatched_update", ("mx.slice_update",), "vmap(vjp*", "wrong value",
           "the VJP's zeros_like update is unbatched under vmap: only example 0's region is zeroed",
           catalog=True),

@@ -198,3 +198,80 @@ def test_fast_mode_catches_a_wrong_gradient_in_a_big_input():
 def test_failure_returns_report_without_raising():
     report = gradcheck(sin_with(vjp_scale=2.0), (X,), raise_exception=False, transforms=("vjp",), shrink=0)
     assert not report.passed and report.failures[0].transform == "vjp"
+
+
+def test_a_staircase_at_large_values_is_not_judged_but_a_wrong_rule_there_still_fails():
+    """floor at 3e4: the oracle's shortest step spans many stairs (the differences see a
+    line of slope 1): its second differences do not shrink with the step, so it is a jump,
+    not a gradient to compare. Negative controls: floor's rule made wrong (the identity's)
+    fails where the steps resolve the stairs (x = 2.3), and a smooth function's wrong rule
+    fails at the same large values."""
+    big = mx.array([32013.37, -26608.85, 15593.6])
+    report = gradcheck(mx.floor, (big,), transforms=("vjp", "jvp"), shrink=0)
+    assert report.passed and report.not_differentiable, report.message()
+
+    @mx.custom_function
+    def floor_wrong(x):
+        return mx.floor(x)
+
+    @floor_wrong.vjp
+    def floor_wrong_vjp(x, cot, out):
+        return cot   # the staircase's envelope, not floor's derivative (0)
+    with pytest.raises(GradcheckError):
+        gradcheck(floor_wrong, (mx.array([2.3, -1.6]),), transforms=("vjp",), shrink=0)
+
+    @mx.custom_function
+    def double(x):
+        return 2 * x
+
+    @double.vjp
+    def double_vjp(x, cot, out):
+        return cot   # wrong: 2 cot
+    with pytest.raises(GradcheckError) as e:
+        gradcheck(double, (big,), transforms=("vjp",), shrink=0)
+    assert not e.value.report.not_differentiable
+
+
+def _sort_and_sin(vjp_scale):
+    """sort of x[:4] beside sin of x[4:], with its own VJP: sin's part scaled."""
+    @mx.custom_function
+    def f(x):
+        return mx.concatenate([mx.sort(x[:4]), mx.sin(x[4:])])
+
+    @f.vjp
+    def f_vjp(x, cot, out):
+        _, (g,) = mx.vjp(lambda y: mx.sort(y[:4]), [x], [cot[:4]])
+        return g + mx.concatenate([mx.zeros(4), cot[4:] * mx.cos(x[4:]) * vjp_scale])
+    return f
+
+
+def test_ties_are_not_differentiable_but_never_excuse_a_wrong_rule_elsewhere():
+    """sort of equal values: moving one element at a time shows no kink in the sorted
+    position it stays at, yet the map is not differentiable (along a random direction the
+    derivative is not the sum of the partials). Those outputs are left out of the checks
+    and said so; a wrong rule for the other outputs still fails (the negative control)."""
+    x = mx.array([0.5, 0.5, 0.5, 0.5, 1.0, -0.3])
+    report = gradcheck(mx.sort, (x[:4],), transforms=("vjp", "jvp", "identity"), shrink=0)
+    assert report.passed and report.not_differentiable, report.message()
+    assert gradcheck(_sort_and_sin(1.0), (x,), transforms=("vjp", "jvp", "identity"), shrink=0,
+                     raise_exception=False).passed
+    with pytest.raises(GradcheckError) as e:
+        gradcheck(_sort_and_sin(1.5), (x,), transforms=("vjp",), shrink=0)
+    assert e.value.report.failures[0].index[0] in (4, 5), e.value.report.message()
+
+
+def test_a_non_finite_value_is_not_differentiable_not_a_failure():
+    """mean over an empty axis is 0/0: said so, no failure; sqrt's rule made wrong at a
+    finite point beside it still fails."""
+    report = gradcheck(lambda x: mx.mean(x, axis=1), (mx.zeros((3, 0)),), shrink=0, raise_exception=False)
+    assert report.passed, report.message()
+
+    @mx.custom_function
+    def f(x):
+        return mx.sqrt(x)
+
+    @f.vjp
+    def f_vjp(x, cot, out):
+        return cot / out   # wrong: cot / (2 out)
+    with pytest.raises(GradcheckError):
+        gradcheck(f, (mx.array([0.0, 2.0, 3.0]),), transforms=("vjp",), shrink=0)

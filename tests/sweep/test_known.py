@@ -53,3 +53,12 @@ def test_a_second_failure_in_a_known_case_is_its_own_unexplained_finding():
     assert [(f["signature"][1], f["explained"]) for f in found] == [
         ("compile(vjp, shapeless)", "sign__shapeless_grad_shape"), ("vjp", None)]
     assert len(run.unexplained(found)) == 1
+
+
+def test_as_strided_limitation_is_narrow():
+    """as_strided's documented limitation covers its crashes only: a wrong value or shape
+    of as_strided, or a crash of another function, stays unexplained."""
+    assert known.explain("mx.as_strided", "any", "signal SIGSEGV").limitation
+    assert known.explain("mx.as_strided", "vjp", "wrong value") is None
+    assert known.explain("mx.as_strided", "jvp", "wrong shape") is None
+    assert known.explain("mx.slice", "any", "signal SIGSEGV") is None
