@@ -261,10 +261,13 @@ def test_ties_are_not_differentiable_but_never_excuse_a_wrong_rule_elsewhere():
 
 
 def test_a_non_finite_value_is_not_differentiable_not_a_failure():
-    """mean over an empty axis is 0/0: said so, no failure; sqrt's rule made wrong at a
-    finite point beside it still fails."""
-    report = gradcheck(lambda x: mx.mean(x, axis=1), (mx.zeros((3, 0)),), shrink=0, raise_exception=False)
-    assert report.passed, report.message()
+    """log at 0 is -inf: said so, no failure, the finite elements beside it still judged;
+    sqrt's rule made wrong at a finite point beside a 0 still fails. (Not mean over an
+    empty axis, the 0/0 the sweep met: MLX 0.32.4 can hang reducing an empty axis of an
+    array made from numpy, probes/sweep/var__zero_size_hang.py, and this runs in-process.)"""
+    report = gradcheck(lambda x: mx.log(x), (mx.array([0.0, 2.0, 3.0]),), shrink=0, raise_exception=False)
+    assert report.passed and report.not_differentiable, report.message()
+    assert any(c.status == "pass" for c in report.checks if c.transform == "vjp"), report.message()
 
     @mx.custom_function
     def f(x):
