@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import consistency, transforms, trees
+from . import consistency, hessian, transforms, trees
 from .float64 import Oracle, leaf_dtype, round_to, to_np, to_mx
 from .options import FULL_MAX
 
@@ -12,23 +12,40 @@ ORDER = ("bfloat16", "float16", "float32", "float64")
 
 
 class Second:
-    """The gradient function x -> J(x)^T v as a problem of its own (order 2): its vjp is
-    the Hessian-vector product, its jvp forward-over-reverse, its oracle the float64 VJP's
-    differences."""
+    """The gradient function (x, v) -> J(x)^T v as a problem of its own (order 2), with the
+    cotangent v among its inputs (as PyTorch's gradgradcheck differentiates grad_outputs
+    too): its vjp is the Hessian-vector product for x and J u for v, its jvp
+    forward-over-reverse, its oracle the float64 VJP's differences. A rule can be right in
+    x and wrong in v (the VJP of a VJP with respect to the cotangent, as full's was)."""
 
     def __init__(self, first, cot: list):
-        self.first, self.cot = first, cot
-        self.paths, self.values, self.module = first.paths, first.values, first.module
+        self.first, self.n = first, len(first.paths)
+        self.cot = [with_zeros(c) for c in cot]
+        self.paths = list(first.paths) + [f"cotangent {p}" for p in first.out_paths]
+        self.values, self.module = list(first.values) + self.cot, first.module
         self.out_paths = [f"grad {p}" for p in first.paths]
 
     def call(self, arrays: list) -> list:
         import mlx.core as mx
-        ys = self.first.call(arrays)   # lazy: only the dtypes are read
-        cots = [to_mx(v, str(y.dtype).rsplit(".", 1)[-1]) for v, y in zip(self.cot, ys)]
-        return list(mx.vjp(lambda *a: self.first.call(list(a)), list(arrays), cots)[1])
+        xs, vs = list(arrays[:self.n]), arrays[self.n:]
+        ys = self.first.call(xs)   # lazy: only the dtypes are read
+        cots = [v.astype(y.dtype) for v, y in zip(vs, ys)]
+        return list(mx.vjp(lambda *a: self.first.call(list(a)), xs, cots)[1])
 
     def restore(self) -> None:
         self.first.restore()
+
+
+def with_zeros(cot: np.ndarray) -> np.ndarray:
+    """The order-2 cotangent: the random one with every third element (from the second) set
+    to 0. A rule that divides by the cotangent or takes its log (logcumsumexp's did) is wrong
+    exactly there, where the gradient function is linear in v: a point that must work, and
+    one random cotangents never hit. A cotangent of one element is kept whole (a zero would
+    leave nothing of the Hessian-vector product to compare)."""
+    out = np.array(cot, copy=True)
+    if out.size >= 2:
+        out.reshape(-1)[1::3] = 0
+    return out
 
 
 def dtypes_of(problem, asked) -> tuple:
@@ -61,28 +78,37 @@ def run(problem, opts, report) -> None:
     report.mode = "fast" if fast else "full"
     coarse = next((d for d in ORDER if d in {leaf_dtype(False, d) for d in dtypes}), "float32")
     rng = np.random.default_rng(opts.seed)
-    current, first_cot = problem, None
+    current, first_cot, first_oracle = problem, None, None
     for order in range(1, opts.order + 1):
         if order == 2:
             current = Second(problem, first_cot)
+            points = points + current.cot
+            flags = flags + [bool(np.iscomplexobj(c)) for c in current.cot]
         oracle = Oracle(current, flags)
         setup = transforms.Setup(current, points, flags, oracle, coarse, rng, fast, opts.projections)
-        first_cot = first_cot or setup.cot
-        report.context.update(points=points, flags=flags, paths=list(problem.paths),
-                              out_paths=list(problem.out_paths), **{f"cot{order}": setup.cot})
+        first_cot, first_oracle = first_cot or setup.cot, first_oracle or oracle
+        # order 2: the Hessian also against fn's own second differences (hessian.py says why)
+        pairs = (hessian.Pairs(first_oracle, setup, len(problem.paths), opts.projections)
+                 if order == 2 and "vjp" in opts.transforms else None)
+        if order == 1:   # the reproducer's point: fn's own leaves (order 2 adds the cotangent's)
+            report.context.update(points=points, flags=flags, paths=list(problem.paths),
+                                  out_paths=list(problem.out_paths))
+        else:
+            report.context["cot_point"] = current.cot
+        report.context[f"cot{order}"] = setup.cot
         report.notes += [n for n in oracle.notes if n not in report.notes]
         note = (f"order {order}: oracle in {oracle.precision} on the CPU, its evaluation error taken as "
                 f"{setup.noise_level:.0e} of each output element's size (MLX's {oracle.precision} kernels)")
         if note not in report.notes:
             report.notes.append(note)
         for dtype in dtypes:
-            checks = _one_dtype(setup, dtype, opts)
+            checks = _one_dtype(setup, dtype, opts, pairs)
             for c in checks:
                 c.transform = c.transform if order == 1 else f"order 2 {c.transform}"
             report.checks += checks
 
 
-def _one_dtype(setup, dtype: str, opts) -> list:
+def _one_dtype(setup, dtype: str, opts, pairs=None) -> list:
     import mlx.core as mx
     tol = opts.tolerances[dtype]
     device = {"cpu": mx.cpu, "gpu": mx.gpu}.get(opts.device, mx.default_device())
@@ -90,16 +116,22 @@ def _one_dtype(setup, dtype: str, opts) -> list:
             ("identity", lambda m: transforms.identity_checks(m, tol, opts.projections)),
             ("vmap", lambda m: consistency.vmap_checks(m, tol, "jvp" in opts.transforms)),
             ("compile", lambda m: consistency.compile_checks(m, tol, "jvp" in opts.transforms, opts.isolated))]
+    if pairs is not None:
+        runs.insert(1, ("vjp", lambda m: hessian.checks(m, pairs, tol)))
     with mx.stream(device):
         try:
             m = transforms.Mlx(setup, dtype)
-        except Exception as e:   # no VJP rule (or fn refuses the dtype): MLX raises various types
-            return [transforms.unsupported("vjp", dtype, e)]
+        except transforms.ForwardRefused as e:
+            return [transforms.unsupported("vjp", dtype, e.__cause__)]
+        except Exception as e:   # the VJP raises where fn works: MLX raises various types
+            return [transforms.raised("vjp", dtype, e)]
         out = []
         for name, run in runs:
             if name in opts.transforms:
                 try:
                     out += run(m)
-                except Exception as e:   # a missing rule ("not implemented"): stated, not a wrong value
-                    out.append(transforms.unsupported(name, dtype, e))
+                except Exception as e:   # vjp/jvp: a failure unless MLX has no rule; vmap/compile
+                    # raise for limitations of the transform itself (stated, consistency.py)
+                    out.append((transforms.raised if name in ("vjp", "jvp", "identity") else
+                                transforms.unsupported)(name, dtype, e))
     return out

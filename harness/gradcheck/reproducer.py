@@ -89,7 +89,8 @@ def script(fn, inputs, check, context: dict) -> str | None:
            f"def call(*L):\n    return leaves(f(*{_template(tuple(inputs), [0])}))\n\n\n"]
     out.append("L = [" + ",\n     ".join(_array(p, d) for p, d in zip(points, dts)) + "]\n")
     outs_dt = "complex64" if check.dtype == "complex64" else leaf_dtype(False, check.dtype)
-    cot = ",\n       ".join(_array(v, "complex64" if np.iscomplexobj(v) else outs_dt) for v in context["cot1"])
+    cots = context["cot_point"] if check.transform.startswith("order 2") else context["cot1"]
+    cot = ",\n       ".join(_array(v, "complex64" if np.iscomplexobj(v) else outs_dt) for v in cots)
     out.append(f"cot = [{cot}]\n")
     out.append(_measure(check, at, context, outs_dt))
     return "".join(out)
@@ -102,7 +103,11 @@ def _measure(check, at, context, outs_dt) -> str:
     if check.transform.startswith("order 2"):
         cot2 = ",\n        ".join(_array(v, "complex64" if np.iscomplexobj(v) else outs_dt) for v in context["cot2"])
         lines.append(f"cot2 = [{cot2}]\n")
-        lines.append("grad = lambda *L: mx.vjp(call, list(L), [c.astype(y.dtype) for c, y in zip(cot, call(*L))])[1]\n")
+        # the gradient function of (x, v): order 2 differentiates the cotangent too
+        lines.append(f"n = {len(context['points'])}\n")
+        lines.append("grad = lambda *A: mx.vjp(call, list(A[:n]), [c.astype(y.dtype) for c, y in "
+                     "zip(A[n:], call(*A[:n]))])[1]\n")
+        lines.append("L = L + cot\n")
         fn, cotname = "grad", "cot2"
     else:
         fn, cotname = "call", "cot"

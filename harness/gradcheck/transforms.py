@@ -153,7 +153,11 @@ class Mlx:
         import mlx.core as mx
         self.s, self.dtype = setup, dtype
         self.arrays = [to_mx(p, leaf_dtype(c, dtype)) for p, c in zip(setup.points, setup.complex)]
-        outs = setup.problem.call(self.arrays)
+        try:
+            outs = setup.problem.call(self.arrays)
+            mx.eval(outs)
+        except Exception as e:   # fn refuses the dtype: MLX raises various types
+            raise ForwardRefused(e) from e
         self.cots = [to_mx(v, _dt(y)) for v, y in zip(setup.cot, outs)]
         self.fn = lambda *a: setup.problem.call(list(a))
         _, g = mx.vjp(self.fn, self.arrays, self.cots)
@@ -233,6 +237,21 @@ def _checks(name, dtype, leaf, out, got, want, err, kink, tol, where, left_right
 def unsupported(name: str, dtype: str, e: Exception) -> Check:
     text = str(e).strip().splitlines()[0][:160] if str(e).strip() else ""
     return Check(name, dtype, "all inputs", "all outputs", "unsupported", detail=f"{type(e).__name__}: {text}")
+
+
+def raised(name: str, dtype: str, e: Exception) -> Check:
+    """A derivative that raises where fn itself works (in this dtype): a failure, as in
+    PyTorch's and JAX's checkers, except where MLX says it has no rule ("Not implemented"
+    for a primitive's vjp/jvp): a gap in MLX, stated as unsupported, not a wrong value."""
+    check = unsupported(name, dtype, e)
+    if "not implemented" in str(e).lower():
+        return check
+    check.status, check.detail = "fail", f"raises where fn itself works: {check.detail}"
+    return check
+
+
+class ForwardRefused(Exception):
+    """fn itself raises with its leaves in the checked dtype: that dtype is not checked."""
 
 
 def _py(x):
