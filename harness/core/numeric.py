@@ -70,6 +70,14 @@ def pairing(g, y) -> float:
     return float(np.real(np.sum(np.conj(g) * y)))
 
 
+def inner_product_identity(v, ju, grads, us) -> tuple:
+    """(<v, J u>, <J^T v, u>): the two sides of the identity between a JVP (ju = J u)
+    and a VJP (grads = J^T v, one per input, us the direction's parts), which MLX's
+    forward and reverse modes must satisfy (JAX's check_vjp). One definition for
+    gradcheck's identity check and the catalog's jvp_consistency oracle."""
+    return pairing(v, ju), sum(pairing(g, u) for g, u in zip(grads, us))
+
+
 def _complex_step(forward, inputs, name, i, g) -> tuple:
     """A reference that drops the imaginary part (a cast to float64, abs, max)
     would give 0 silently: casts raise here, and a plain central difference

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import numeric
+from ..core import differences as numeric
 from .float64 import to_mx
 from .report import Check
 from .transforms import _checks, _dt, flat, pair, rounding_floor

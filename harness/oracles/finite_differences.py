@@ -1,16 +1,17 @@
-"""finite_differences (directional): gradcheck's fast mode. The central
-difference of <cot, f(x + h u)> at h=0 against sum_n <grad_n, u_n>, for one
-random direction u over all wrt.
+"""finite_differences (directional): gradcheck's fast mode. The derivative of
+<cot, f(x + h u)> at h=0 against sum_n <grad_n, u_n>, for one random direction u
+over all wrt, by gradcheck's differences (core/differences.py: Richardson from
+FD_STEP, FD_STEP/2, FD_STEP/4).
 
 Only for ops declared `multilinear`: along any line they are polynomials of
-degree <= 2, so a central difference with a large dyadic step is exact and
-float32 rounding is all the tolerance absorbs. For other ops a step this size
+degree <= 2, so every difference with a dyadic step is exact and float32
+rounding is all the tolerance absorbs. For other ops a step this size
 measures curvature, not a defect."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..core import checks, numeric
+from ..core import checks, differences, numeric
 from . import bridge, directions, recheck
 from .base import Oracle, joint
 
@@ -24,11 +25,11 @@ def measure(t, call) -> list:
     if any(np.shape(t.grads[n]) != u[n].shape for n in t.s.wrt):
         return []   # a wrongly shaped gradient has no directional derivative; the reference flags it
     base = [(bridge.to_numpy(p), bridge.dtype_name(p)) for p in call.primals]
-    vals = []
-    for sign in (1.0, -1.0):
-        args = [bridge.array(b + sign * FD_STEP * u[n], dt) for (b, dt), n in zip(base, t.s.wrt)]
-        vals.append(numeric.pairing(t.cotangent, bridge.to_numpy(call(*args))))
-    fd = (vals[0] - vals[1]) / (2 * FD_STEP)
+
+    def F(s):
+        args = [bridge.array(b + s * u[n], dt) for (b, dt), n in zip(base, t.s.wrt)]
+        return np.array([numeric.pairing(t.cotangent, bridge.to_numpy(call(*args)))])
+    fd = float(differences.derivative(F, F(0.0), np.zeros(1), FD_STEP, tries=1).value[0])
     analytic = sum(numeric.pairing(t.grads[n], u[n]) for n in t.s.wrt)
     return [checks.compare("fd:directional", np.array(analytic), np.array(fd), *t.tol("fd"),
                            kind="fd_directional")]

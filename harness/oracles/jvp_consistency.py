@@ -1,6 +1,7 @@
 """jvp_consistency: MLX against itself. <J u, v> from mx.jvp equals <u, J^T v>
 from the VJP (the inner-product identity JAX's check_vjp uses), for a random
-direction u. Ops whose MLX primitives have no JVP give no check."""
+direction u (core/numeric.py's inner_product_identity, which gradcheck's identity
+check uses too). Ops whose MLX primitives have no JVP give no check."""
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,8 @@ def measure(t, call) -> list:
     ju = bridge.to_numpy(ju)
     if ju.shape != np.shape(t.cotangent):   # a JVP of the wrong shape: the forward_mode oracle reports it
         return [checks.compare("jvp:inner_product", ju, np.asarray(t.cotangent), *t.tol("fd"), kind="jvp")]
-    forward_side = numeric.pairing(t.cotangent, ju)
-    reverse_side = sum(numeric.pairing(t.grads[n], u[n]) for n in t.s.wrt)
+    forward_side, reverse_side = numeric.inner_product_identity(
+        t.cotangent, ju, [t.grads[n] for n in t.s.wrt], [u[n] for n in t.s.wrt])
     return [checks.compare("jvp:inner_product", np.array(forward_side), np.array(reverse_side),
                            *t.tol("fd"), kind="jvp")]
 

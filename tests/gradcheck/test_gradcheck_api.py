@@ -12,7 +12,8 @@ mx = pytest.importorskip("mlx.core")
 
 import mlx_vjpcheck  # noqa: E402
 from mlx_vjpcheck import GradcheckError, gradcheck  # noqa: E402
-from mlx_vjpcheck.gradcheck import numeric, options, parametrize_dtypes  # noqa: E402
+from mlx_vjpcheck.core import differences as numeric  # noqa: E402
+from mlx_vjpcheck.gradcheck import options, parametrize_dtypes  # noqa: E402
 
 X = mx.array([0.5, -1.25, 2.0])
 

@@ -1,4 +1,6 @@
-"""Derivatives of the oracle along a direction, with an error bound they earn.
+"""Numerical derivatives along a direction, with an error bound they earn: the one
+implementation of finite differences that gradcheck's float64 oracle and the catalog's
+difference oracles (oracles/fd_elementwise.py, oracles/finite_differences.py) share.
 
 For F(t) = fn(x + t u) (a flat float64 array), F'(0) is estimated from central
 differences D(s) = (F(s) - F(-s)) / 2s at s = h, h/2, h/4, combined by
@@ -90,7 +92,7 @@ def _one(F, f0, eps, h) -> tuple:
     return value, trunc, noise, kink, smooth, left, right, second
 
 
-def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
+def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0, tries: int = TRIES) -> Estimate:
     """F'(0) elementwise with its bound; F(t) returns a flat array like f0.
 
     Steps h0, h0/8, ...: an element is decided by the first step whose estimate the next
@@ -98,12 +100,14 @@ def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0) -> Estimate:
     within it):
     a single step's error estimate can be fooled (a kink among its points), two steps
     agreeing that closely cannot easily be. An element never decided keeps the last estimate with the
-    last two's disagreement added to its error."""
+    last two's disagreement added to its error. tries=1: the first step's estimate alone
+    (h0, h0/2, h0/4), for a caller whose step is chosen so that F is smooth and its points
+    exact there (the catalog's fd_step), where a shorter step only adds rounding."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         value = err = None
         kink, decided, prev = np.zeros(f0.shape, bool), np.zeros(f0.shape, bool), None
         jump, last = np.zeros(f0.shape, bool), None
-        for k in range(TRIES):
+        for k in range(tries):
             h = h0 / CUT ** k
             v, trunc, noise, kink_k, smooth, left, right, second = _one(F, f0, eps, h)
             e = np.where(np.isfinite(v), trunc + noise, np.inf)
