@@ -60,12 +60,22 @@ class Estimate:
     step: float          # the last first-step tried
 
 
+def central(F, s) -> tuple:
+    """(D(s), F(s), F(-s)), D(s) = (F(s) - F(-s)) / 2s: the central difference every
+    estimate here is built from. Alone it is exact where F is a polynomial of degree <= 2
+    along the step and its points are exact (the catalog's fd_step and multilinear ops:
+    oracles/fd_elementwise.py, oracles/finite_differences.py use it so); elsewhere
+    `derivative` extrapolates it and bounds the error."""
+    plus, minus = F(s), F(-s)
+    return (plus - minus) / (2 * s), plus, minus
+
+
 def _one(F, f0, eps, h) -> tuple:
     d, bends, plus1 = [], [], None
     for s in (h, h / 2, h / 4):
-        plus, minus = F(s), F(-s)
+        quotient, plus, minus = central(F, s)
         plus1 = plus1 if plus1 is not None else (plus, minus)
-        d.append((plus - minus) / (2 * s))
+        d.append(quotient)
         bends.append(np.abs(plus - 2 * f0 + minus) / s)
     e2, e3 = d[1] + (d[1] - d[0]) / 3, d[2] + (d[2] - d[1]) / 3
     value = e3 + (e3 - e2) / 15
@@ -100,9 +110,7 @@ def derivative(F, f0: np.ndarray, eps: np.ndarray, h0: float = H0, tries: int = 
     within it):
     a single step's error estimate can be fooled (a kink among its points), two steps
     agreeing that closely cannot easily be. An element never decided keeps the last estimate with the
-    last two's disagreement added to its error. tries=1: the first step's estimate alone
-    (h0, h0/2, h0/4), for a caller whose step is chosen so that F is smooth and its points
-    exact there (the catalog's fd_step), where a shorter step only adds rounding."""
+    last two's disagreement added to its error. tries: how many step lengths at most."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         value = err = None
         kink, decided, prev = np.zeros(f0.shape, bool), np.zeros(f0.shape, bool), None

@@ -1,11 +1,12 @@
 """finite_differences (directional): gradcheck's fast mode. The derivative of
 <cot, f(x + h u)> at h=0 against sum_n <grad_n, u_n>, for one random direction u
-over all wrt, by gradcheck's differences (core/differences.py: Richardson from
-FD_STEP, FD_STEP/2, FD_STEP/4).
+over all wrt, by gradcheck's central difference (core/differences.py `central`) at
+FD_STEP.
 
 Only for ops declared `multilinear`: along any line they are polynomials of
-degree <= 2, so every difference with a dyadic step is exact and float32
-rounding is all the tolerance absorbs. For other ops a step this size
+degree <= 2, so the central difference with a large dyadic step is exact (a
+shorter step or an extrapolation would only divide the forward's rounding, in a
+half dtype too, by less) and float32 rounding is all the tolerance absorbs. For other ops a step this size
 measures curvature, not a defect."""
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def measure(t, call) -> list:
     def F(s):
         args = [bridge.array(b + s * u[n], dt) for (b, dt), n in zip(base, t.s.wrt)]
         return np.array([numeric.pairing(t.cotangent, bridge.to_numpy(call(*args)))])
-    fd = float(differences.derivative(F, F(0.0), np.zeros(1), FD_STEP, tries=1).value[0])
+    fd = float(differences.central(F, FD_STEP)[0][0])
     analytic = sum(numeric.pairing(t.grads[n], u[n]) for n in t.s.wrt)
     return [checks.compare("fd:directional", np.array(analytic), np.array(fd), *t.tol("fd"),
                            kind="fd_directional")]
