@@ -40,11 +40,8 @@ from ..evidence import paths
 from ..evidence.load import BadInput, load
 from ..evidence.text import visible
 from ..running import replay as R
-from ..validation import evidence
+from ..validation import evidence, replayplan
 from . import options
-
-NATIVE_GATE_FILES = (paths.COMPARISON, paths.results_for("pristine"))
-
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="execute the evidence again and say whether it reproduced")
@@ -93,19 +90,6 @@ def _validated(path):
         print("\n".join(visible(line) for line in lines))
         raise UsageError(f"{path} does not validate: replay refused (see the checks above)")
     return ev, facts
-
-
-def _kinds(files) -> dict:
-    """What the evidence holds that can be executed again."""
-    names = set(files)
-    base = {paths.basename(n) for n in names}
-    wheel = [n for n in names if paths.basename(n) == paths.RESULTS and
-             isinstance(files.doc(n), dict) and files.doc(n).get("kind") == "native-wheel"]
-    return {"gate": any(b in base for b in NATIVE_GATE_FILES) or "fuzz-summary.json" in base,
-            "versions": [n for n in names if paths.basename(n) == paths.VERSIONS],
-            "sweep": sorted(n for n in names if paths.basename(n) == paths.SWEEP),
-            "gradcheck": sorted(n for n in names if paths.basename(n) == paths.GRADCHECK),
-            "wheel": wheel}
 
 
 def _drift(files, items: list, allow: bool, say) -> list:
@@ -170,26 +154,40 @@ def main(args) -> int:
     from . import terminal
     c = terminal.console(stderr=True)
     say = lambda text: c.print(terminal.escape(text))  # noqa: E731
-    kinds = _kinds(ev.files)
-    items = R.collect(ev.files)
-    if not items and not any(kinds.values()):
-        raise UsageError(f"{args.evidence}: nothing to replay")
-    if kinds["gate"]:
+    todo = replayplan.plan(ev.files, ev.files.doc)
+    if not todo.ok:   # refused, with the reasons: never replayed in part
+        return _verdict([], [f"refused: {why}" for why in todo.refused], say)
+    if todo.layout == "gate":
         from . import replay_native
         return replay_native.gate(args, say)
-    results = []
-    if items:
-        if _drift(ev.files, items, args.allow_drift, say):
-            return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
-        outcomes, ok = _records(items, args, say)
-        results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
-    rows = [_sweep(ev.files, n, args, say) for n in kinds["sweep"]]
-    rows += [_gradcheck(ev.files, n, args, say) for n in kinds["gradcheck"]]
-    results += [r for r in rows if r[0]]
-    refused = [r[1] for r in rows if not r[0]]   # refused, with the reason: never a pass
+    return _verdict(*_replay_layout(todo.layout, ev, facts, args, say), say)
+
+
+def _replay_layout(layout: str, ev, facts, args, say) -> tuple:
+    """(rows, refusals) for one run directory's layout: every record of it executed again."""
     from . import replay_native
-    results += replay_native.others(ev, facts, kinds, args, say)
-    return _verdict(results, refused, say)
+    files = ev.files
+    if layout in ("run", "fuzz"):
+        items = R.collect(files)
+        results, refused = [], []
+        if items:
+            if _drift(files, items, args.allow_drift, say):
+                return [], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"]
+            outcomes, ok = _records(items, args, say)
+            results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
+        if layout == "fuzz":
+            results += [replay_native.campaign(files, fz, args, say) for fz in facts.fuzz]
+        if not results:
+            refused.append("the evidence holds no record to execute again")
+        return results, refused
+    name = {"sweep": paths.SWEEP, "gradcheck": paths.GRADCHECK, "versions": paths.VERSIONS,
+            "native-wheel": paths.RESULTS}[layout]
+    if layout == "versions":
+        return [replay_native.versions(files, name, args, say)], []
+    if layout == "native-wheel":
+        return [replay_native.wheel(files, name, args, say)], []
+    row = (_sweep if layout == "sweep" else _gradcheck)(files, name, args, say)
+    return ([row], []) if row[0] else ([], [row[1]])
 
 
 GRADCHECK_ATTEMPTS = 3   # a disagreeing verdict is measured again (values MLX cannot repeat)

@@ -5,7 +5,6 @@ cli/replay.py dispatches here; each function returns (what, reproduced?, detail)
 rows for the trust line."""
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -20,36 +19,29 @@ from ..running import replay as R
 
 def gate(args, say) -> int:
     """Rebuild the gate's two builds from the recorded commit and patch and run everything
-    again (harness/gate/replay.py); its exit code is the verdict."""
+    again: build_and_test.py --replay itself (cli/gate.py's main, the one code path), given
+    the same evidence and options; its exit code is the verdict (2: it refused the evidence)."""
     if not args.mlx_source or not args.mlx_build:
         raise UsageError("native gate evidence is replayed by rebuilding MLX: give --mlx-source (a checkout "
                          "at the recorded commit) and --mlx-build (its static build)")
-    from ..native import build as native_build
-    from ..gate import inputs as GI
-    from ..gate import replay as gate_replay
-    ns = argparse.Namespace(replay=args.evidence, mlx_source=args.mlx_source, mlx_build=args.mlx_build,
-                            out=args.out, replace=args.replace, cache=args.cache, jobs=args.jobs, fresh=False)
-    try:
-        code = gate_replay.main(ns, native_build.MLX, lambda msg: say(f"build_and_test: {msg}"))
-    except GI.InputError as e:
-        raise UsageError(str(e)) from None
-    print(visible(f"trust: {'reproduced' if code == 0 else 'NOT reproduced'} by rebuilding the gate "
-                  f"(build_and_test.py --replay)  ->  {args.out}"))
+    from . import gate as gate_cli
+    code = gate_cli.main(gate_argv(args))
+    verdict = {0: "reproduced", 1: "NOT reproduced"}.get(code, "NOT reproduced (refused, see above)")
+    print(visible(f"trust: {verdict} by rebuilding the gate (build_and_test.py --replay)  ->  {args.out}"))
     return code
 
 
+def gate_argv(args) -> list:
+    """The build_and_test.py command line that replays this evidence."""
+    argv = ["--mlx-source", str(args.mlx_source), "--mlx-build", str(args.mlx_build),
+            "--replay", str(args.evidence), "--out", str(args.out)]
+    argv += ["--replace"] if args.replace else []
+    argv += ["--cache", str(args.cache)] if args.cache else []
+    argv += ["--jobs", str(args.jobs)] if args.jobs else []
+    return argv
+
+
 # --- everything else ---------------------------------------------------------------------------------
-
-def others(ev, facts, kinds: dict, args, say) -> list:
-    out = []
-    for name in sorted(kinds["versions"]):
-        out.append(versions(ev.files, name, args, say))
-    for name in sorted(kinds["wheel"]):
-        out.append(wheel(ev.files, name, args, say))
-    for fz in facts.fuzz:
-        out.append(campaign(ev.files, fz, args, say))
-    return out
-
 
 def versions(files, name: str, args, say) -> tuple:
     """The recorded probes in the recorded releases, each cell's exit code compared."""
