@@ -40,7 +40,7 @@ from ..evidence import paths
 from ..evidence.load import BadInput, load
 from ..evidence.text import visible
 from ..running import replay as R
-from ..validation import evidence, replayplan
+from ..validation import evidence, provenance, replayplan
 from . import options
 
 def add_parser(sub, name):
@@ -93,21 +93,18 @@ def _validated(path):
 
 
 def _drift(files, items: list, allow: bool, say) -> list:
-    """Why this machine is not the one the records were made on (empty: it is)."""
-    import mlx.core as mx
-
-    from ..running import devices
-    here = {"mlx": mx.__version__, "system": platform.system(), "machine": platform.machine()}
+    """Why this machine is not the one the records were made on (empty: it is): every
+    provenance field validation/provenance.py compares, each drift naming its field."""
+    from ..running import devices, environment
+    here = environment.record(None)
+    here["harness"] = environment.provenance([], {}, "")["harness"]
     out = []
     for name in sorted({it.source for it in items}):
-        env = _environment(files, name)
-        if env.get("mlx") != here["mlx"]:
-            out.append(f"{name}: recorded on mlx {env.get('mlx')}, this is mlx {here['mlx']}")
-        plat = str(env.get("platform", ""))
-        if plat and not plat.lower().startswith(here["system"].lower()):
-            out.append(f"{name}: recorded on {plat}, this is {here['system']}")
-        if env.get("machine") and env["machine"] != here["machine"]:
-            out.append(f"{name}: recorded on {env['machine']}, this is {here['machine']}")
+        recorded = dict(_environment(files, name))
+        data = files.doc(name)
+        if isinstance(data, dict) and isinstance(data.get("provenance"), dict):
+            recorded["harness"] = data["provenance"].get("harness")
+        out += [f"{name}: {line}" for line in provenance.drift(recorded, here)]
     missing = sorted({it.device for it in items} - set(devices.available()))
     out += [f"records on {d}: this MLX has no {d} device" for d in missing]
     for line in out:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -173,10 +174,28 @@ def _check_problem(name: str, recorded: dict | None, ms: list) -> str | None:
     return f"{name}: {verb} again, but with other values (beyond the check's tolerance)"
 
 
+DEATH = re.compile(r"\bSIG[A-Z0-9]+\b|\bexit(?: code| status)? -?\d+\b")
+
+
+def death(error) -> str | None:
+    """How a crashed process ended, from its error text (the signal, or the exit code):
+    the part of a crash text MLX repeats (the rest holds addresses and last output lines)."""
+    found = DEATH.search(error) if isinstance(error, str) else None
+    return found.group(0) if found else None
+
+
 def _same_error(recorded: dict, m: dict) -> bool:
+    """The same error text; a crash, the same status and the same death (SIGFPE is not SIGKILL)."""
     if recorded.get("status") == "crashed" or m.get("status") == "crashed":
-        return recorded.get("status") == m.get("status")
+        return recorded.get("status") == m.get("status") and death(recorded.get("error")) == death(m.get("error"))
     return recorded.get("error") == m.get("error")
+
+
+def _same_kind_of_error(a: dict, b: dict) -> bool:
+    """Two measurements agree on their error (for crashes: on how the process died)."""
+    if a.get("status") == "crashed" and b.get("status") == "crashed":
+        return death(a.get("error")) == death(b.get("error"))
+    return a.get("error") == b.get("error")
 
 
 def reproduces(recorded: dict, ms: list) -> tuple:
@@ -196,7 +215,7 @@ def reproduces(recorded: dict, ms: list) -> tuple:
             problems.append(why)
         elif len(ms) > 1 and not _steady(per):
             varying.append(n)
-    if not any(_same_error(recorded, m) for m in ms) and all(m.get("error") == ms[0].get("error") for m in ms):
+    if not any(_same_error(recorded, m) for m in ms) and all(_same_kind_of_error(m, ms[0]) for m in ms):
         problems.append(f"error {recorded.get('error')!r} -> {ms[0].get('error')!r}")
     statuses = {m.get("status") for m in ms}
     once = statuses == {"pass"} and recorded.get("status") == "fail" and all(

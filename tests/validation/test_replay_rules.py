@@ -166,3 +166,13 @@ def test_the_validator_holds_a_record_to_exactly_the_repeats_backward_twice_make
     dropped = [c for c in honest_differed if c["name"] != "grad:a#2"]   # a failing repeat deleted
     added = honest_agreed + [check("grad:a#2", [3.0], [3.0])]
     assert V._repeat_problems(dropped) and V._repeat_problems(added)
+
+
+def test_crashes_are_compared_by_how_the_process_died():
+    crashed = dict(record(error="process died (signal SIGFPE): floating point exception at 0x7f"), status="crashed")
+    same = dict(record(error="process died (signal SIGFPE): at 0x55"), status="crashed")
+    killed = dict(record(error="process died (signal SIGKILL): no progress for 60 s"), status="crashed")
+    assert R.compare(crashed, same) == []
+    assert any("SIGKILL" in p for p in R.compare(crashed, killed, killed, killed))
+    assert R.compare(crashed, killed, same) == []   # it died both ways here: no steady disagreement
+    assert R.death("process died (exit 3): x") == "exit 3" and R.death(None) is None
