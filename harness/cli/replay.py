@@ -1,15 +1,18 @@
 """`mlx-vjpcheck replay EVIDENCE`: does this machine reproduce the evidence?
 
 The second trust level, "reproduced". The evidence (directory or bundle) must
-validate first; then every kind of evidence it holds is executed again:
+validate first; then what runs again follows from its layout, the files the one
+command that wrote it writes (validation/replayplan.py): every record of it is
+executed again, or the evidence is refused with the reason (a file that command
+does not write, a results kind nothing here executes, a handoff):
 
 * run results: every record through the installed MLX (running/replay.py:
   deterministic values compared within each check's tolerance, values MLX
   cannot repeat treated as such);
-* fuzz findings: each finding's record through every fuzz oracle again; with
-  --campaign, a campaign that ended on its case budget is run again from its
-  seeds and must find the same signatures (otherwise the verdict says the
-  absence of further findings is not reproducible);
+* fuzz findings: each finding's record through every fuzz oracle again; a
+  campaign that ended on its case budget is run again from its seeds and must
+  find the same signatures (otherwise the verdict says that part is not
+  reproducible; with --campaign it fails);
 * a version matrix: the recorded probes (only those this package ships, found
   by their hash: a script from evidence is never run) in the recorded releases
   (all, or --only), each cell's exit code compared;
@@ -25,8 +28,10 @@ validate first; then every kind of evidence it holds is executed again:
   ran in) by `mlx-vjpcheck gradcheck` in a process of its own, every check's
   verdict compared; refused, with the reason, when they do not import there.
 
-Evidence recorded on another MLX version, platform or device is "not reproduced
-here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
+Evidence recorded elsewhere (any provenance field validation/provenance.py
+compares: MLX version or checkout, packages, Python, numpy, compiler, system, CPU
+architecture, harness version and commit; or a device this MLX lacks) is "not
+reproduced here" (exit 1), the field named, unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
 2 bad input (evidence that does not validate, no MLX), 130 interrupted.
 """
 from __future__ import annotations
@@ -50,8 +55,8 @@ def add_parser(sub, name):
                    help="replay although the evidence was recorded on another MLX version, platform or device "
                         "(the verdict then says so)")
     p.add_argument("--campaign", action="store_true",
-                   help="fuzz evidence: also run the campaign again from its seeds (only a campaign that ended "
-                        "on its case budget, --max-examples, can be)")
+                   help="fuzz evidence: require the campaign to be run again from its seeds (a campaign that "
+                        "ended on its case budget, --max-examples, always is; any other then fails)")
     p.add_argument("--only", metavar="V", nargs="+", help="version matrix: replay only these releases")
     p.add_argument("--cache-dir", metavar="DIR", help="version matrix: where release environments are kept")
     p.add_argument("--timeout", type=options.positive_float, default=300, help="version matrix: seconds per probe")

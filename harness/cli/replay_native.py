@@ -69,14 +69,15 @@ CAMPAIGN_RUNS = 3   # at most: a campaign whose MLX outcomes vary is run again t
 
 
 def campaign(files, fz, args, say) -> tuple:
-    """A fuzz campaign: by seed when it ended on its case budget (with --campaign),
-    else the verdict says its silence is not reproducible."""
+    """A fuzz campaign: run again from its seeds whenever it ended on its case budget (its
+    findings, and that they came from these seeds, are then checked by every replay), else
+    the verdict says that part is not reproducible (and --campaign makes that a failure)."""
     what = f"campaign {fz.folder or './'}"
-    if not args.campaign:
-        how = "--campaign runs it again" if fz.replayable["by_seed"] else fz.replayable["why"]
-        return what, True, f"findings replayed one by one; absence of other findings not re-checked ({how})"
-    if not fz.replayable["by_seed"]:
-        return what, False, f"cannot be run again to the same cases: {fz.replayable['why']}"
+    if not fz.replayable["by_seed"]:   # its findings are replayed one by one; its search cannot be
+        if args.campaign:
+            return what, False, f"cannot be run again to the same cases: {fz.replayable['why']}"
+        return what, True, (f"findings replayed one by one; that this campaign found them and nothing else "
+                            f"is not re-checked: it cannot be run again to the same cases ({fz.replayable['why']})")
     camp = files.doc(fz.folder + paths.CAMPAIGN)
     import hypothesis
     if camp["hypothesis"] != hypothesis.__version__:

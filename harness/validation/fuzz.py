@@ -140,11 +140,25 @@ def _campaign_problems(folder: str, camp, index: list) -> list:
         out.append(f"{folder}{paths.CAMPAIGN} lists {len(listed)} findings, {folder}{paths.FINDINGS} "
                    f"{len(index)}: not the same signatures")
     if camp["schema"] == campaigns.SCHEMA:
+        out += _not_this_campaigns(folder, camp, index)
         ended = campaigns.ended_by(camp["interrupted"], camp["stats"]["cases"], camp["max_cases"]) \
             if not camp.get("shard_stats") else camp["ended_by"]
         if ended != camp["ended_by"] or camp["replayable"] != campaigns.replayable(camp):
             out.append(f"{folder}{paths.CAMPAIGN}: ended_by / replayable do not follow from the campaign's "
                        "own counts (evidence/campaigns.py)")
+    return out
+
+
+def _not_this_campaigns(folder: str, camp: dict, index: list) -> list:
+    """Every finding was found by this campaign: one of its seeds, ops and its device."""
+    out = []
+    for e in index:
+        wrong = [f"{k} {e.get(k)!r}" for k, ok in (("seed", e.get("seed") in camp["seeds"]),
+                                                   ("op", e.get("op") in camp["ops"]),
+                                                   ("device", e.get("device") == camp["device"])) if not ok]
+        if wrong:
+            out.append(f"{folder}{paths.FINDINGS}: finding {e['signature']!r} has {', '.join(wrong)}: not one of "
+                       f"this campaign's (seeds {camp['seeds']}, ops {camp['ops']}, device {camp['device']!r})")
     return out
 
 
