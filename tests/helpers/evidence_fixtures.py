@@ -120,9 +120,9 @@ def native_dir(out, corpus=()) -> Path:
     scens = scenarios(names) + [e.scenario for e in extra]
     pristine = results.build(scens, [record(s) for s in scenarios(PASSING)]
                              + [record(s, wrong=True) for s in scenarios(FAILING)]
-                             + [record(e.scenario, wrong=True) for e in extra], dict(ENV), kind="native")
+                             + [record(e.scenario, wrong=True) for e in extra], dict(ENV), kind="native-pristine")
     patched = results.build(scens, [record(s) for s in scenarios(names)]
-                            + [record(e.scenario, wrong=not e.in_scope) for e in extra], dict(ENV), kind="native")
+                            + [record(e.scenario, wrong=not e.in_scope) for e in extra], dict(ENV), kind="native-patched")
     by = {s.name: s for s in scens}
     rows = [{"scenario": r["scenario"], "op": by[r["scenario"]].op, "device": r["device"], "pristine": r["status"],
              "patched": q["status"], "expects_defect": by[r["scenario"]].expects_defect_under(FIRST_ORDER),

@@ -13,7 +13,7 @@ import pytest
 import helpers.evidence_fixtures as fx
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.core import jsonio
-from mlx_vjpcheck.evidence import campaigns, results, strict
+from mlx_vjpcheck.evidence import atomic, campaigns, results, rundir, strict
 from mlx_vjpcheck.running import environment
 from mlx_vjpcheck.validation import catalog_table
 
@@ -77,7 +77,7 @@ def test_unbound_evidence_is_named_and_refused_by_expect(tmp_path, how):
     else:
         data = catalog_run(GMM)
         data.pop("provenance")
-        data["kind"] = "native"
+        data["kind"] = "native-wheel"
     d = write_results(tmp_path / "r", data)
     rc, out, _ = check(d)
     assert rc == 0 and "unbound: these records are not claimed to be the catalog" in out, out
@@ -438,3 +438,18 @@ def test_a_finding_no_index_lists_is_refused(tmp_path):
     shutil.copy(rec, run / "findings" / rec.name)
     rc, out, _ = check(_reman(run))
     assert rc == 1 and "a finding that no findings.json lists" in out, out
+
+
+@pytest.mark.parametrize("name,kind", [("results.json", "gate-pristine"), ("results.json", "fuzz"),
+                                       ("results-pristine.json", "run"), ("results-extra.json", "run")])
+def test_a_results_kind_its_place_does_not_write_is_refused(tmp_path, name, kind):
+    """One sed of "kind" (and the manifest re-hashed) cannot move records out of the
+    catalog binding or out of replay: the kind must be what its file's command writes."""
+    data = catalog_run(GMM)
+    data["kind"] = kind
+    d = tmp_path / "r"
+    with rundir.staged(d) as tmp:
+        atomic.write_json(Path(tmp) / name, data)
+        atomic.write_json(Path(tmp) / "environment.json", data["environment"])
+    rc, out, _ = check(d)
+    assert rc == 1 and f"{name}: " in out and ("kind" in out or "not a results file" in out), out
