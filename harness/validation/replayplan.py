@@ -55,7 +55,7 @@ LAYOUTS = {
                 r"findings/[^/]+_repro\.py"),
     "sweep": _re(r"sweep\.json", r"environment\.json"),
     "gradcheck": _re(r"gradcheck\.json", r"environment\.json"),
-    "versions": _re(r"versions\.json", r"environment\.json", r"probes/[^/]+\.py", r"logs/[^/]+/[^/]+"),
+    "versions": _re(r"versions\.json", r"environment\.json", r"probes/[^/]+\.py", r"logs/[^/]+/.+"),
     "gate": _re(r"environment\.json", r"commands\.json", r"comparison\.json", rf"results-({_VARIANTS})\.json",
                 r"gate\.json", r"mlx-tests\.json", r"patch\.diff", r"scenarios\.json", r"logs/[^/]+",
                 rf"native/results-({_VARIANTS})\.json", r"native/comparison\.json", r"native/commands\.json",
