@@ -19,10 +19,10 @@ does not write, a results kind nothing here executes, a handoff):
 * the C++ suite against the wheel (`mlx-vjpcheck native`): rebuilt and run again;
 * a native gate (build_and_test.py): rebuilt from its recorded commit and patch
   (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work);
-* a sweep (sweep.json): every record that is not a clean pass run again in the
-  sweep's crash-isolated worker, and a random sample of the clean passes (--sample;
-  the output says how many), each record's status and signatures compared
-  (sweep/replay.py);
+* a sweep (sweep.json): every record run again in the sweep's crash-isolated
+  worker, each record's status and signatures compared (sweep/replay.py); with
+  --sample N only N clean passes drawn at random are, and the sweep is then not
+  reproduced as a whole (the output says how many were left out);
 * a gradcheck (gradcheck.json): the recorded MODULE:FUNCTION and inputs factory
   imported again from the recorded import root (the directory `gradcheck --out`
   ran in) by `mlx-vjpcheck gradcheck` in a process of its own, every check's
@@ -63,8 +63,9 @@ def add_parser(sub, name):
     p.add_argument("--jobs", "-j", type=options.positive_int, default=None,
                    help="records (or releases) handled at once (default: one per CPU, at most 4)")
     p.add_argument("--sample", type=_count, default=None, metavar="N",
-                   help="sweep: how many of its clean passes to run again, drawn at random (default: "
-                        "50); every other record always runs again")
+                   help="sweep: run only this many of its clean passes again, drawn at random (default: "
+                        "all); every other record always runs again, and a sweep not run again whole is not "
+                        "reproduced")
     p.add_argument("--mlx-source", metavar="DIR", help="native gate: the MLX checkout at the recorded commit")
     p.add_argument("--mlx-build", metavar="DIR", help="native gate: its static build")
     p.add_argument("--cache", metavar="DIR", help="native gate: the build cache (build_and_test.py --cache)")
@@ -286,7 +287,7 @@ def _sweep(files, name: str, args, say) -> tuple:
     if _drift(files, [_Case(name, devices[0])], args.allow_drift, say):
         return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
     records = doc["records"]
-    sample = SR.SAMPLE if args.sample is None else args.sample
+    sample = len(records) if args.sample is None else args.sample   # every record, unless asked
     chosen, sampled, clean = SR.choose(records, sample)
     say(f"sweep {name}: running again all {len(chosen) - sampled} records that are not a clean pass and "
         f"{sampled} of {clean} clean passes drawn at random (--sample)")
@@ -297,8 +298,10 @@ def _sweep(files, name: str, args, say) -> tuple:
         if o.note:
             say(f"note: {o.name}: {o.note}")
     good = sum(o.reproduced for o in outcomes)
-    return (f"sweep {name}", good == len(outcomes),
-            f"{good} of {len(outcomes)} records reproduced ({sampled} of {clean} clean passes sampled)")
+    left = clean - sampled   # not executed again: the sweep as a whole is then not reproduced
+    return (f"sweep {name}", good == len(outcomes) and not left,
+            f"{good} of {len(outcomes)} records reproduced" + (
+                f"; {left} of {clean} clean passes not executed again (--sample {sampled})" if left else ""))
 
 
 def _verdict(results: list, refused: list, say) -> int:

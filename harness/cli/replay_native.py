@@ -60,9 +60,11 @@ def versions(files, name: str, args, say) -> tuple:
     for version, pid, was, now, same in cells:
         say(f"mlx {version} {pid}: recorded {was}, now {now}" + ("" if same else "  NOT reproduced"))
     bad = sum(not c[4] for c in cells)
-    ok = not bad and not notes
+    left = len(doc["releases"]) - len(releases)   # --only, or not installable as recorded
+    ok = not bad and not notes and not left
     return "versions", ok, f"{len(cells) - bad} of {len(cells)} cells reproduced" + (
-        f", {len(notes)} not replayable" if notes else "")
+        f", {len(notes)} not replayable" if notes else "") + (
+        f", {left} of {len(doc['releases'])} releases not executed again" if left else "")
 
 
 CAMPAIGN_RUNS = 3   # at most: a campaign whose MLX outcomes vary is run again to tell which
