@@ -185,9 +185,14 @@ def _replay_layout(layout: str, ev, facts, args, say) -> tuple:
         return results, refused
     name = {"sweep": paths.SWEEP, "gradcheck": paths.GRADCHECK, "versions": paths.VERSIONS,
             "native-wheel": paths.RESULTS}[layout]
-    if layout == "versions":
+    if layout == "versions":   # its releases run in environments of this machine's Python
+        if _drift(files, [_Case(name, files.doc(name).get("device", "cpu"))], args.allow_drift, say):
+            return [], [f"{name}: recorded elsewhere (--allow-drift replays it anyway)"]
         return [replay_native.versions(files, name, args, say)], []
     if layout == "native-wheel":
+        devices = {r["device"] for r in files.doc(name)["records"]} or {"cpu"}
+        if _drift(files, [_Case(name, d) for d in sorted(devices)], args.allow_drift, say):
+            return [], [f"{name}: recorded elsewhere (--allow-drift replays it anyway)"]
         return [replay_native.wheel(files, name, args, say)], []
     row = (_sweep if layout == "sweep" else _gradcheck)(files, name, args, say)
     return ([row], []) if row[0] else ([], [row[1]])

@@ -139,3 +139,26 @@ def test_a_finding_with_another_campaigns_seed_is_refused(campaign, tmp_path):
     _rehash(d)
     rc, out = _validate(d)
     assert rc == 1 and "not one of this campaign's" in out, out
+
+
+# --- sweep: every record, unless asked; a partial replay is not "reproduced" -----------------------
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("trust") / "sw"
+    p = run_cli("sweep", "--functions", "mx.sin", "--jobs", "1", "--out", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return out
+
+
+def test_a_sweep_replays_whole_and_a_sampled_replay_is_not_reproduced(sweep):
+    rc, out = _replay(sweep)
+    assert rc == 0 and "trust: reproduced" in out, out
+    rc, out = _replay_with(sweep, "--sample", "0")
+    assert rc == 1 and "clean passes not executed again (--sample 0)" in out, out
+
+
+def _replay_with(path, *extra) -> tuple:
+    p = subprocess.run([sys.executable, "-m", "mlx_vjpcheck.cli", "replay", str(path), *extra],
+                       capture_output=True, text=True, timeout=900)
+    return p.returncode, p.stdout + p.stderr
