@@ -150,15 +150,16 @@ def _campaign_problems(folder: str, camp, index: list) -> list:
 
 
 def _not_this_campaigns(folder: str, camp: dict, index: list) -> list:
-    """Every finding was found by this campaign: one of its seeds, ops and its device."""
+    """Every finding was found by this campaign: one of its seeds (every shard's, every merged
+    campaign's) and one of the ops it fuzzed (per_op counts every shard's and source's)."""
     out = []
+    ops = set(camp["ops"]) | set((camp["stats"].get("per_op") or {}))
     for e in index:
         wrong = [f"{k} {e.get(k)!r}" for k, ok in (("seed", e.get("seed") in camp["seeds"]),
-                                                   ("op", e.get("op") in camp["ops"]),
-                                                   ("device", e.get("device") == camp["device"])) if not ok]
+                                                   ("op", e.get("op") in ops)) if not ok]
         if wrong:
             out.append(f"{folder}{paths.FINDINGS}: finding {e['signature']!r} has {', '.join(wrong)}: not one of "
-                       f"this campaign's (seeds {camp['seeds']}, ops {camp['ops']}, device {camp['device']!r})")
+                       f"this campaign's (seeds {camp['seeds']}, ops {sorted(ops)})")
     return out
 
 
