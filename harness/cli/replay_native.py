@@ -76,6 +76,9 @@ def campaign(files, fz, args, say) -> tuple:
     the verdict says that part is not reproducible (and --campaign makes that a failure)."""
     what = f"campaign {fz.folder or './'}"
     if not fz.replayable["by_seed"]:   # its findings are replayed one by one; its search cannot be
+        if not fz.findings:
+            return what, False, (f"found nothing and cannot be run again to the same cases "
+                                 f"({fz.replayable['why']}): nothing was executed again")
         if args.campaign:
             return what, False, f"cannot be run again to the same cases: {fz.replayable['why']}"
         return what, True, (f"findings replayed one by one; that this campaign found them and nothing else "
