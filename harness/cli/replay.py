@@ -28,7 +28,7 @@ does not write, a results kind nothing here executes, a handoff):
   ran in) by `mlx-vjpcheck gradcheck` in a process of its own, every check's
   verdict compared; refused, with the reason, when they do not import there.
 
-Evidence recorded elsewhere (any provenance field validation/provenance.py
+Evidence recorded elsewhere (any provenance field evidence/provenance.py
 compares: MLX version or checkout, packages, Python, numpy, compiler, system, CPU
 architecture, harness version and commit; or a device this MLX lacks) is "not
 reproduced here" (exit 1), the field named, unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
@@ -41,11 +41,11 @@ import platform
 import sys
 
 from ..core.errors import UsageError
-from ..evidence import paths
+from ..evidence import paths, provenance
 from ..evidence.load import BadInput, load
 from ..evidence.text import visible
 from ..running import replay as R
-from ..validation import evidence, provenance, replayplan
+from ..validation import evidence, replayplan
 from . import options
 
 def add_parser(sub, name):
@@ -100,7 +100,7 @@ def _validated(path):
 
 def _drift(files, items: list, allow: bool, say) -> list:
     """Why this machine is not the one the records were made on (empty: it is): every
-    provenance field validation/provenance.py compares, each drift naming its field."""
+    provenance field evidence/provenance.py compares, each drift naming its field."""
     from ..running import devices, environment
     here = environment.record(None)
     here["harness"] = environment.provenance([], {}, "")["harness"]

@@ -27,7 +27,7 @@ def gate(args, say) -> int:
     from . import gate as gate_cli
     code = gate_cli.main(gate_argv(args))
     verdict = {0: "reproduced", 1: "NOT reproduced"}.get(code, "NOT reproduced (refused, see above)")
-    print(visible(f"trust: {verdict} by rebuilding the gate (build_and_test.py --replay)  ->  {args.out}"))
+    print(visible(f"trust: {verdict}: native gate, by build_and_test.py --replay (see above)  ->  {args.out}"))
     return code
 
 
@@ -38,6 +38,7 @@ def gate_argv(args) -> list:
     argv += ["--replace"] if args.replace else []
     argv += ["--cache", str(args.cache)] if args.cache else []
     argv += ["--jobs", str(args.jobs)] if args.jobs else []
+    argv += ["--allow-drift"] if getattr(args, "allow_drift", False) else []
     return argv
 
 

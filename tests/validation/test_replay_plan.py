@@ -159,8 +159,9 @@ def test_gate_evidence_replays_through_build_and_tests_own_command_line(monkeypa
     seen = []
     monkeypatch.setattr(gate_cli, "main", lambda argv: seen.append(argv) or 0)
     args = argparse.Namespace(evidence=str(tmp_path / "gate"), mlx_source="/src", mlx_build="/build",
-                              out=str(tmp_path / "out"), replace=True, cache="/cache", jobs=2)
+                              out=str(tmp_path / "out"), replace=True, cache="/cache", jobs=2,
+                              allow_drift=True)
     assert replay_native.gate(args, print) == 0
     parsed = gate_cli.parser().parse_args(seen[0])
     assert (parsed.replay, parsed.mlx_source, parsed.mlx_build, parsed.out, parsed.replace, parsed.cache,
-            parsed.jobs) == (args.evidence, "/src", "/build", args.out, True, "/cache", 2)
+            parsed.jobs, parsed.allow_drift) == (args.evidence, "/src", "/build", args.out, True, "/cache", 2, True)

@@ -162,3 +162,15 @@ def _replay_with(path, *extra) -> tuple:
     p = subprocess.run([sys.executable, "-m", "mlx_vjpcheck.cli", "replay", str(path), *extra],
                        capture_output=True, text=True, timeout=900)
     return p.returncode, p.stdout + p.stderr
+
+
+def test_a_gate_recorded_on_another_machine_is_not_rebuilt_as_if_here(tmp_path):
+    """build_and_test.py --replay (and so `replay` of gate evidence) holds the recorded
+    environment to this machine first: a forged compiler, Python or architecture is named."""
+    from mlx_vjpcheck.gate import replay as gate_replay
+    from mlx_vjpcheck.running import environment
+    honest = environment.record(None, mlx_checkout=tmp_path)
+    assert gate_replay._drift(honest, tmp_path) == []
+    for key, value in (("compiler", "clang version 3.0"), ("python", "3.99.0"), ("machine", "riscv64")):
+        lines = gate_replay._drift(dict(honest, **{key: value}), tmp_path)
+        assert any(line.startswith(key) for line in lines), (key, lines)
