@@ -14,7 +14,7 @@ bound to each other, and every finding's record recomputed.
   again to the same findings is re-derived (evidence/campaigns.py).
 
 What no offline check can show: that the campaign found nothing more. The
-verdict says whether `mlx-vjpcheck replay --campaign` can (a campaign that ended
+verdict says whether `mlx-vjpcheck replay` can (a campaign that ended
 on its case budget), or that the absence of other findings is not reproducible.
 """
 from __future__ import annotations

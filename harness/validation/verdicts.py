@@ -91,7 +91,7 @@ def _fuzz(files, facts, claims: Claims, allow: bool) -> list:
              f"cases on mlx {_mlx(env)} {camp.get('device', '?')}{note} "
              f"({'defects present' if n else 'no defect found'})"]
     if facts.replayable["by_seed"]:
-        lines.append("  absence of other findings: reproducible by seed (`mlx-vjpcheck replay --campaign`: "
+        lines.append("  absence of other findings: reproducible by seed (`mlx-vjpcheck replay` runs it again: "
                      f"{facts.replayable['why']})")
     else:
         lines.append(f"  absence of other findings: not reproducible ({facts.replayable['why']}); "
