@@ -89,6 +89,9 @@ def parser() -> options.Parser:
     p.add_argument("--seed", type=int, default=0, help="--fuzz: random seed (default 0)")
     p.add_argument("--max-examples", type=options.positive_int, metavar="N",
                    help="--fuzz: case budget per build")
+    p.add_argument("--allow-drift", action="store_true",
+                   help="--replay: rebuild although the evidence was recorded on another machine (Python, "
+                        "numpy, compiler, system or CPU architecture); the output says so")
     p.add_argument("--replay", metavar="EVIDENCE",
                    help="rebuild the builds a gate run directory (or bundle) recorded, from its commit "
                         "and patch, run its scenarios and MLX tests again and say per record whether it "

@@ -1,32 +1,37 @@
 """`mlx-vjpcheck replay EVIDENCE`: does this machine reproduce the evidence?
 
 The second trust level, "reproduced". The evidence (directory or bundle) must
-validate first; then every kind of evidence it holds is executed again:
+validate first; then what runs again follows from its layout, the files the one
+command that wrote it writes (validation/replayplan.py): every record of it is
+executed again, or the evidence is refused with the reason (a file that command
+does not write, a results kind nothing here executes, a handoff):
 
 * run results: every record through the installed MLX (running/replay.py:
   deterministic values compared within each check's tolerance, values MLX
   cannot repeat treated as such);
-* fuzz findings: each finding's record through every fuzz oracle again; with
-  --campaign, a campaign that ended on its case budget is run again from its
-  seeds and must find the same signatures (otherwise the verdict says the
-  absence of further findings is not reproducible);
+* fuzz findings: each finding's record through every fuzz oracle again; a
+  campaign that ended on its case budget is run again from its seeds and must
+  find the same signatures (otherwise the verdict says that part is not
+  reproducible; with --campaign it fails);
 * a version matrix: the recorded probes (only those this package ships, found
   by their hash: a script from evidence is never run) in the recorded releases
   (all, or --only), each cell's exit code compared;
 * the C++ suite against the wheel (`mlx-vjpcheck native`): rebuilt and run again;
 * a native gate (build_and_test.py): rebuilt from its recorded commit and patch
   (needs --mlx-source and --mlx-build: build_and_test.py --replay does the work);
-* a sweep (sweep.json): every record that is not a clean pass run again in the
-  sweep's crash-isolated worker, and a random sample of the clean passes (--sample;
-  the output says how many), each record's status and signatures compared
-  (sweep/replay.py);
+* a sweep (sweep.json): every record run again in the sweep's crash-isolated
+  worker, each record's status and signatures compared (sweep/replay.py); with
+  --sample N only N clean passes drawn at random are, and the sweep is then not
+  reproduced as a whole (the output says how many were left out);
 * a gradcheck (gradcheck.json): the recorded MODULE:FUNCTION and inputs factory
   imported again from the recorded import root (the directory `gradcheck --out`
   ran in) by `mlx-vjpcheck gradcheck` in a process of its own, every check's
   verdict compared; refused, with the reason, when they do not import there.
 
-Evidence recorded on another MLX version, platform or device is "not reproduced
-here" (exit 1) unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
+Evidence recorded elsewhere (any provenance field evidence/provenance.py
+compares: MLX version or checkout, packages, Python, numpy, compiler, system, CPU
+architecture, harness version and commit; or a device this MLX lacks) is "not
+reproduced here" (exit 1), the field named, unless --allow-drift. Exit 0 everything reproduced, 1 otherwise,
 2 bad input (evidence that does not validate, no MLX), 130 interrupted.
 """
 from __future__ import annotations
@@ -36,15 +41,12 @@ import platform
 import sys
 
 from ..core.errors import UsageError
-from ..evidence import paths
+from ..evidence import paths, provenance
 from ..evidence.load import BadInput, load
 from ..evidence.text import visible
 from ..running import replay as R
-from ..validation import evidence
+from ..validation import evidence, replayplan
 from . import options
-
-NATIVE_GATE_FILES = (paths.COMPARISON, paths.results_for("pristine"))
-
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="execute the evidence again and say whether it reproduced")
@@ -53,16 +55,17 @@ def add_parser(sub, name):
                    help="replay although the evidence was recorded on another MLX version, platform or device "
                         "(the verdict then says so)")
     p.add_argument("--campaign", action="store_true",
-                   help="fuzz evidence: also run the campaign again from its seeds (only a campaign that ended "
-                        "on its case budget, --max-examples, can be)")
+                   help="fuzz evidence: require the campaign to be run again from its seeds (a campaign that "
+                        "ended on its case budget, --max-examples, always is; any other then fails)")
     p.add_argument("--only", metavar="V", nargs="+", help="version matrix: replay only these releases")
     p.add_argument("--cache-dir", metavar="DIR", help="version matrix: where release environments are kept")
     p.add_argument("--timeout", type=options.positive_float, default=300, help="version matrix: seconds per probe")
     p.add_argument("--jobs", "-j", type=options.positive_int, default=None,
                    help="records (or releases) handled at once (default: one per CPU, at most 4)")
     p.add_argument("--sample", type=_count, default=None, metavar="N",
-                   help="sweep: how many of its clean passes to run again, drawn at random (default: "
-                        "50); every other record always runs again")
+                   help="sweep: run only this many of its clean passes again, drawn at random (default: "
+                        "all); every other record always runs again, and a sweep not run again whole is not "
+                        "reproduced")
     p.add_argument("--mlx-source", metavar="DIR", help="native gate: the MLX checkout at the recorded commit")
     p.add_argument("--mlx-build", metavar="DIR", help="native gate: its static build")
     p.add_argument("--cache", metavar="DIR", help="native gate: the build cache (build_and_test.py --cache)")
@@ -95,35 +98,19 @@ def _validated(path):
     return ev, facts
 
 
-def _kinds(files) -> dict:
-    """What the evidence holds that can be executed again."""
-    names = set(files)
-    base = {paths.basename(n) for n in names}
-    wheel = [n for n in names if paths.basename(n) == paths.RESULTS and
-             isinstance(files.doc(n), dict) and files.doc(n).get("kind") == "native-wheel"]
-    return {"gate": any(b in base for b in NATIVE_GATE_FILES) or "fuzz-summary.json" in base,
-            "versions": [n for n in names if paths.basename(n) == paths.VERSIONS],
-            "sweep": sorted(n for n in names if paths.basename(n) == paths.SWEEP),
-            "gradcheck": sorted(n for n in names if paths.basename(n) == paths.GRADCHECK),
-            "wheel": wheel}
-
-
 def _drift(files, items: list, allow: bool, say) -> list:
-    """Why this machine is not the one the records were made on (empty: it is)."""
-    import mlx.core as mx
-
-    from ..running import devices
-    here = {"mlx": mx.__version__, "system": platform.system(), "machine": platform.machine()}
+    """Why this machine is not the one the records were made on (empty: it is): every
+    provenance field evidence/provenance.py compares, each drift naming its field."""
+    from ..running import devices, environment
+    here = environment.record(None)
+    here["harness"] = environment.provenance([], {}, "")["harness"]
     out = []
     for name in sorted({it.source for it in items}):
-        env = _environment(files, name)
-        if env.get("mlx") != here["mlx"]:
-            out.append(f"{name}: recorded on mlx {env.get('mlx')}, this is mlx {here['mlx']}")
-        plat = str(env.get("platform", ""))
-        if plat and not plat.lower().startswith(here["system"].lower()):
-            out.append(f"{name}: recorded on {plat}, this is {here['system']}")
-        if env.get("machine") and env["machine"] != here["machine"]:
-            out.append(f"{name}: recorded on {env['machine']}, this is {here['machine']}")
+        recorded = dict(_environment(files, name))
+        data = files.doc(name)
+        if isinstance(data, dict) and isinstance(data.get("provenance"), dict):
+            recorded["harness"] = data["provenance"].get("harness")
+        out += [f"{name}: {line}" for line in provenance.drift(recorded, here)]
     missing = sorted({it.device for it in items} - set(devices.available()))
     out += [f"records on {d}: this MLX has no {d} device" for d in missing]
     for line in out:
@@ -170,26 +157,45 @@ def main(args) -> int:
     from . import terminal
     c = terminal.console(stderr=True)
     say = lambda text: c.print(terminal.escape(text))  # noqa: E731
-    kinds = _kinds(ev.files)
-    items = R.collect(ev.files)
-    if not items and not any(kinds.values()):
-        raise UsageError(f"{args.evidence}: nothing to replay")
-    if kinds["gate"]:
+    todo = replayplan.plan(ev.files, ev.files.doc)
+    if not todo.ok:   # refused, with the reasons: never replayed in part
+        return _verdict([], [f"refused: {why}" for why in todo.refused], say)
+    if todo.layout == "gate":
         from . import replay_native
         return replay_native.gate(args, say)
-    results = []
-    if items:
-        if _drift(ev.files, items, args.allow_drift, say):
-            return _verdict([], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"], say)
-        outcomes, ok = _records(items, args, say)
-        results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
-    rows = [_sweep(ev.files, n, args, say) for n in kinds["sweep"]]
-    rows += [_gradcheck(ev.files, n, args, say) for n in kinds["gradcheck"]]
-    results += [r for r in rows if r[0]]
-    refused = [r[1] for r in rows if not r[0]]   # refused, with the reason: never a pass
+    return _verdict(*_replay_layout(todo.layout, ev, facts, args, say), say)
+
+
+def _replay_layout(layout: str, ev, facts, args, say) -> tuple:
+    """(rows, refusals) for one run directory's layout: every record of it executed again."""
     from . import replay_native
-    results += replay_native.others(ev, facts, kinds, args, say)
-    return _verdict(results, refused, say)
+    files = ev.files
+    if layout in ("run", "fuzz"):
+        items = R.collect(files)
+        results, refused = [], []
+        if items:
+            if _drift(files, items, args.allow_drift, say):
+                return [], ["the evidence was recorded elsewhere (--allow-drift replays it anyway)"]
+            outcomes, ok = _records(items, args, say)
+            results.append(("records", ok, f"{sum(o.reproduced for o in outcomes)} of {len(outcomes)} reproduced"))
+        if layout == "fuzz":
+            results += [replay_native.campaign(files, fz, args, say) for fz in facts.fuzz]
+        if not results:
+            refused.append("the evidence holds no record to execute again")
+        return results, refused
+    name = {"sweep": paths.SWEEP, "gradcheck": paths.GRADCHECK, "versions": paths.VERSIONS,
+            "native-wheel": paths.RESULTS}[layout]
+    if layout == "versions":   # its releases run in environments of this machine's Python
+        if _drift(files, [_Case(name, files.doc(name).get("device", "cpu"))], args.allow_drift, say):
+            return [], [f"{name}: recorded elsewhere (--allow-drift replays it anyway)"]
+        return [replay_native.versions(files, name, args, say)], []
+    if layout == "native-wheel":
+        devices = {r["device"] for r in files.doc(name)["records"]} or {"cpu"}
+        if _drift(files, [_Case(name, d) for d in sorted(devices)], args.allow_drift, say):
+            return [], [f"{name}: recorded elsewhere (--allow-drift replays it anyway)"]
+        return [replay_native.wheel(files, name, args, say)], []
+    row = (_sweep if layout == "sweep" else _gradcheck)(files, name, args, say)
+    return ([row], []) if row[0] else ([], [row[1]])
 
 
 GRADCHECK_ATTEMPTS = 3   # a disagreeing verdict is measured again (values MLX cannot repeat)
@@ -286,7 +292,7 @@ def _sweep(files, name: str, args, say) -> tuple:
     if _drift(files, [_Case(name, devices[0])], args.allow_drift, say):
         return None, f"{name}: recorded elsewhere (--allow-drift replays it anyway)"
     records = doc["records"]
-    sample = SR.SAMPLE if args.sample is None else args.sample
+    sample = len(records) if args.sample is None else args.sample   # every record, unless asked
     chosen, sampled, clean = SR.choose(records, sample)
     say(f"sweep {name}: running again all {len(chosen) - sampled} records that are not a clean pass and "
         f"{sampled} of {clean} clean passes drawn at random (--sample)")
@@ -297,8 +303,10 @@ def _sweep(files, name: str, args, say) -> tuple:
         if o.note:
             say(f"note: {o.name}: {o.note}")
     good = sum(o.reproduced for o in outcomes)
-    return (f"sweep {name}", good == len(outcomes),
-            f"{good} of {len(outcomes)} records reproduced ({sampled} of {clean} clean passes sampled)")
+    left = clean - sampled   # not executed again: the sweep as a whole is then not reproduced
+    return (f"sweep {name}", good == len(outcomes) and not left,
+            f"{good} of {len(outcomes)} records reproduced" + (
+                f"; {left} of {clean} clean passes not executed again (--sample {sampled})" if left else ""))
 
 
 def _verdict(results: list, refused: list, say) -> int:

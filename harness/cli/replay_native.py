@@ -5,7 +5,6 @@ cli/replay.py dispatches here; each function returns (what, reproduced?, detail)
 rows for the trust line."""
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -20,36 +19,30 @@ from ..running import replay as R
 
 def gate(args, say) -> int:
     """Rebuild the gate's two builds from the recorded commit and patch and run everything
-    again (harness/gate/replay.py); its exit code is the verdict."""
+    again: build_and_test.py --replay itself (cli/gate.py's main, the one code path), given
+    the same evidence and options; its exit code is the verdict (2: it refused the evidence)."""
     if not args.mlx_source or not args.mlx_build:
         raise UsageError("native gate evidence is replayed by rebuilding MLX: give --mlx-source (a checkout "
                          "at the recorded commit) and --mlx-build (its static build)")
-    from ..native import build as native_build
-    from ..gate import inputs as GI
-    from ..gate import replay as gate_replay
-    ns = argparse.Namespace(replay=args.evidence, mlx_source=args.mlx_source, mlx_build=args.mlx_build,
-                            out=args.out, replace=args.replace, cache=args.cache, jobs=args.jobs, fresh=False)
-    try:
-        code = gate_replay.main(ns, native_build.MLX, lambda msg: say(f"build_and_test: {msg}"))
-    except GI.InputError as e:
-        raise UsageError(str(e)) from None
-    print(visible(f"trust: {'reproduced' if code == 0 else 'NOT reproduced'} by rebuilding the gate "
-                  f"(build_and_test.py --replay)  ->  {args.out}"))
+    from . import gate as gate_cli
+    code = gate_cli.main(gate_argv(args))
+    verdict = {0: "reproduced", 1: "NOT reproduced"}.get(code, "NOT reproduced (refused, see above)")
+    print(visible(f"trust: {verdict}: native gate, by build_and_test.py --replay (see above)  ->  {args.out}"))
     return code
 
 
+def gate_argv(args) -> list:
+    """The build_and_test.py command line that replays this evidence."""
+    argv = ["--mlx-source", str(args.mlx_source), "--mlx-build", str(args.mlx_build),
+            "--replay", str(args.evidence), "--out", str(args.out)]
+    argv += ["--replace"] if args.replace else []
+    argv += ["--cache", str(args.cache)] if args.cache else []
+    argv += ["--jobs", str(args.jobs)] if args.jobs else []
+    argv += ["--allow-drift"] if getattr(args, "allow_drift", False) else []
+    return argv
+
+
 # --- everything else ---------------------------------------------------------------------------------
-
-def others(ev, facts, kinds: dict, args, say) -> list:
-    out = []
-    for name in sorted(kinds["versions"]):
-        out.append(versions(ev.files, name, args, say))
-    for name in sorted(kinds["wheel"]):
-        out.append(wheel(ev.files, name, args, say))
-    for fz in facts.fuzz:
-        out.append(campaign(ev.files, fz, args, say))
-    return out
-
 
 def versions(files, name: str, args, say) -> tuple:
     """The recorded probes in the recorded releases, each cell's exit code compared."""
@@ -68,23 +61,29 @@ def versions(files, name: str, args, say) -> tuple:
     for version, pid, was, now, same in cells:
         say(f"mlx {version} {pid}: recorded {was}, now {now}" + ("" if same else "  NOT reproduced"))
     bad = sum(not c[4] for c in cells)
-    ok = not bad and not notes
+    left = len(doc["releases"]) - len(releases)   # --only, or not installable as recorded
+    ok = not bad and not notes and not left
     return "versions", ok, f"{len(cells) - bad} of {len(cells)} cells reproduced" + (
-        f", {len(notes)} not replayable" if notes else "")
+        f", {len(notes)} not replayable" if notes else "") + (
+        f", {left} of {len(doc['releases'])} releases not executed again" if left else "")
 
 
 CAMPAIGN_RUNS = 3   # at most: a campaign whose MLX outcomes vary is run again to tell which
 
 
 def campaign(files, fz, args, say) -> tuple:
-    """A fuzz campaign: by seed when it ended on its case budget (with --campaign),
-    else the verdict says its silence is not reproducible."""
+    """A fuzz campaign: run again from its seeds whenever it ended on its case budget (its
+    findings, and that they came from these seeds, are then checked by every replay), else
+    the verdict says that part is not reproducible (and --campaign makes that a failure)."""
     what = f"campaign {fz.folder or './'}"
-    if not args.campaign:
-        how = "--campaign runs it again" if fz.replayable["by_seed"] else fz.replayable["why"]
-        return what, True, f"findings replayed one by one; absence of other findings not re-checked ({how})"
-    if not fz.replayable["by_seed"]:
-        return what, False, f"cannot be run again to the same cases: {fz.replayable['why']}"
+    if not fz.replayable["by_seed"]:   # its findings are replayed one by one; its search cannot be
+        if not fz.findings:
+            return what, False, (f"found nothing and cannot be run again to the same cases "
+                                 f"({fz.replayable['why']}): nothing was executed again")
+        if args.campaign:
+            return what, False, f"cannot be run again to the same cases: {fz.replayable['why']}"
+        return what, True, (f"findings replayed one by one; that this campaign found them and nothing else "
+                            f"is not re-checked: it cannot be run again to the same cases ({fz.replayable['why']})")
     camp = files.doc(fz.folder + paths.CAMPAIGN)
     import hypothesis
     if camp["hypothesis"] != hypothesis.__version__:

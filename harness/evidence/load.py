@@ -40,7 +40,7 @@ class Evidence:
             self.files = strict.Files(self.files)
 
 
-MAX_DIR_DEPTH = 32   # folders inside the evidence (honest evidence: 4 levels at most)
+MAX_DIR_DEPTH = safezip.MAX_DEPTH   # folders inside the evidence (honest evidence: 3 levels at most)
 
 
 def _entries(root: Path, problems: list):
@@ -110,7 +110,8 @@ def _survey(root: Path) -> tuple:
     total = sum(size for _, _, size in found)
     if total > safezip.MAX_TOTAL:
         problems.append(f"directory holds {total} bytes in all (limit {safezip.MAX_TOTAL})")
-    return found, problems
+    why = safezip.json_total((rel, size) for rel, _, size in found)
+    return found, problems + ([why] if why else [])
 
 
 def _link_target(full: str) -> str:
@@ -177,6 +178,10 @@ def load(path) -> Evidence:
         ev = Evidence(str(p), _strip_single_top(files), problems)
     else:
         raise BadInput(f"{path}: neither a directory nor a zip archive")
+    if not ev.problems:
+        nested = [why for name, data in ev.files.items() if (why := safezip.nested_archive(name, data))]
+        if nested:
+            ev = Evidence(ev.source, {}, nested)
     if not ev.problems and manifest.NAME not in ev.files:
         raise BadInput(f"{path}: no {manifest.NAME} (not an mlx-vjpcheck evidence directory)")
     return ev

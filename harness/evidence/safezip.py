@@ -35,6 +35,11 @@ import zlib
 MAX_ENTRY = 64 << 20      # declared uncompressed bytes per entry
 MAX_TOTAL = 256 << 20     # declared uncompressed bytes over the whole archive
 MAX_ENTRIES = 20000
+MAX_DEPTH = 32            # folders a path may lie in (honest evidence: 3 at most)
+# Every JSON file together: each is parsed whole, and parsing costs time by the byte
+# (about 30 ms a MB of the slowest numbers on one core). Honest evidence stays well below:
+# the full catalog's results.json is 31 MB, a gate over it about 75 MB in all.
+MAX_JSON_TOTAL = 96 << 20
 # Deflate cannot beat ~1032:1; honest evidence (JSON, logs) stays far below 200:1
 # and the bundle writer stores anything that would not, so a higher ratio on an
 # entry big enough to matter is the signature of a bomb.
@@ -74,6 +79,8 @@ def unsafe_path(name: str) -> str | None:
     parts = name.rstrip("/").split("/")
     if ".." in parts:
         return f"'..' component in path {name!r}"
+    if len(parts) - 1 > MAX_DEPTH:
+        return f"path {name[:120]!r}... lies {len(parts) - 1} folders deep (limit {MAX_DEPTH})"
     if any(p in ("", ".") for p in parts):
         return f"non-canonical path {name!r}"
     return None
@@ -207,6 +214,30 @@ def coverage(fh, infos: list, start_dir: int, size: int) -> str | None:
     return None
 
 
+# What an archive or compressed file starts with (tar: "ustar" at byte 257).
+ARCHIVE_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00",
+                 b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18")
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".zst", ".whl", ".jar", ".lz4")
+
+
+def nested_archive(name: str, data: bytes) -> str | None:
+    """Why a file of the evidence is an archive itself (evidence holds none: what is inside
+    one would be covered by a hash yet seen by no check), else None."""
+    if name.lower().endswith(ARCHIVE_SUFFIXES):
+        return f"nested archive {name!r} (by its name)"
+    if data.startswith(ARCHIVE_MAGIC) or data[257:262] == b"ustar":
+        return f"nested archive {name!r} (its bytes are an archive's)"
+    return None
+
+
+def json_total(sizes) -> str | None:
+    """Why the JSON files' sizes, [(name, bytes)], are more than is parsed, else None."""
+    total = sum(size for name, size in sizes if name.endswith(".json"))
+    if total > MAX_JSON_TOTAL:
+        return f"its JSON files hold {total} bytes together (limit {MAX_JSON_TOTAL}; parse bomb?)"
+    return None
+
+
 def vet(infos: list, names: list = ()) -> list:
     """Every reason to refuse the archive, one line each, from metadata alone.
     names: raw_names' verdicts, one per entry (empty: not checked)."""
@@ -225,7 +256,8 @@ def vet(infos: list, names: list = ()) -> list:
         total += info.file_size
     if total > MAX_TOTAL:
         problems.append(f"archive declares {total} bytes in all (limit {MAX_TOTAL})")
-    return problems
+    why = json_total((i.filename, i.file_size) for i in infos)
+    return problems + ([why] if why else [])
 
 
 def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:

@@ -274,6 +274,13 @@ def main(args, project, say, check) -> int:
     files = load_evidence(args.replay, check)
     rec = recorded_gate(files)
     src = _checkout_at(GI.check_source(Path(args.mlx_source), project), rec["commit"])
+    drift = _drift(rec["env"], src)
+    for line in drift:
+        say(("drift (allowed): " if getattr(args, "allow_drift", False) else "not reproduced here: ") + line)
+    if drift and not getattr(args, "allow_drift", False):
+        print("build_and_test: replay: NOT reproduced: the evidence was recorded elsewhere (the lines above; "
+              "--allow-drift rebuilds it anyway)")
+        return 1
     try:
         rundir.check_target(args.out, "native-gate", args.replace)
     except rundir.OutDirError as e:
@@ -293,6 +300,14 @@ def main(args, project, say, check) -> int:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
     return _report(state["doc"], time.perf_counter() - t0, args.out)
+
+
+def _drift(recorded_env: dict, src: Path) -> list:
+    """The recorded environment's provenance fields that are not this machine's
+    (evidence/provenance.py's rule; the subject's version and commit are the checkout's)."""
+    from ..evidence import provenance
+    here = environment.record(None, mlx_checkout=src)
+    return provenance.drift(recorded_env, here)
 
 
 def _checkout_at(src: Path, commit: str) -> Path:

@@ -109,7 +109,24 @@ def check_manifest(ev: Evidence, digests: dict | None = None) -> tuple:
 
 # --- the checkers, one per kind (called with schema-valid data) --------------------------------------
 
+def results_kind_problem(name: str, kind) -> str | None:
+    """A results file's kind is the one its command writes at that place: results.json a
+    run's or the C++ suite's against the wheel; results-<build>.json a gate's build, by the
+    harness or the C++ suite (native/: the suite). A label never moves records elsewhere."""
+    base = paths.basename(name)
+    if base == paths.RESULTS:
+        want = ("run", "native-wheel")
+    else:
+        variant = base[len("results-"):-len(".json")]
+        want = (f"native-{variant}",) + (() if name.startswith("native/") else (f"gate-{variant}",))
+        if variant not in native_checks.VARIANTS:
+            return f"{name}: not a results file any command writes"
+    return None if kind in want else f"{name}: kind {kind!r} where that file is of kind {' or '.join(want)}"
+
+
 def check_results(g: Group, ctx: Context, name: str, data) -> None:
+    why = results_kind_problem(name, data.get("kind"))
+    g.check(why is None, why or "")
     records.check_results(g, name, data, ctx.recomputer, ctx.started.pop(name, None))
     ctx.facts.bindings.append(binding.check(g, name, data, ctx.table, ctx.recomputer.digest))
     g.detail = f"recomputed {len(data['records'])} records, "

@@ -14,7 +14,7 @@ bound to each other, and every finding's record recomputed.
   again to the same findings is re-derived (evidence/campaigns.py).
 
 What no offline check can show: that the campaign found nothing more. The
-verdict says whether `mlx-vjpcheck replay --campaign` can (a campaign that ended
+verdict says whether `mlx-vjpcheck replay` can (a campaign that ended
 on its case budget), or that the absence of other findings is not reproducible.
 """
 from __future__ import annotations
@@ -140,11 +140,26 @@ def _campaign_problems(folder: str, camp, index: list) -> list:
         out.append(f"{folder}{paths.CAMPAIGN} lists {len(listed)} findings, {folder}{paths.FINDINGS} "
                    f"{len(index)}: not the same signatures")
     if camp["schema"] == campaigns.SCHEMA:
+        out += _not_this_campaigns(folder, camp, index)
         ended = campaigns.ended_by(camp["interrupted"], camp["stats"]["cases"], camp["max_cases"]) \
             if not camp.get("shard_stats") else camp["ended_by"]
         if ended != camp["ended_by"] or camp["replayable"] != campaigns.replayable(camp):
             out.append(f"{folder}{paths.CAMPAIGN}: ended_by / replayable do not follow from the campaign's "
                        "own counts (evidence/campaigns.py)")
+    return out
+
+
+def _not_this_campaigns(folder: str, camp: dict, index: list) -> list:
+    """Every finding was found by this campaign: one of its seeds (every shard's, every merged
+    campaign's) and one of the ops it fuzzed (per_op counts every shard's and source's)."""
+    out = []
+    ops = set(camp["ops"]) | set((camp["stats"].get("per_op") or {}))
+    for e in index:
+        wrong = [f"{k} {e.get(k)!r}" for k, ok in (("seed", e.get("seed") in camp["seeds"]),
+                                                   ("op", e.get("op") in ops)) if not ok]
+        if wrong:
+            out.append(f"{folder}{paths.FINDINGS}: finding {e['signature']!r} has {', '.join(wrong)}: not one of "
+                       f"this campaign's (seeds {camp['seeds']}, ops {sorted(ops)})")
     return out
 
 

@@ -158,7 +158,10 @@ def _names_problems(s, exp, rec, names: list, strict: bool) -> list:
     """A run record checks every value the reference has, by the oracles of its
     context and nothing else; a fuzz record checks what its oracles measured."""
     out = [f"check {n!r} appears twice" for n in sorted({n for n in names if names.count(n) > 1})]
-    if rec.get("error") is not None or rec.get("status") == "crashed" or not strict:
+    if rec.get("error") is not None or rec.get("status") == "crashed":
+        return out
+    out += _repeat_problems(rec["checks"])
+    if not strict:
         return out
     context = rec.get("context", "run")
     if context not in ("run", "gate"):   # a results file holds run (or gate) records only
@@ -177,6 +180,20 @@ def _names_problems(s, exp, rec, names: list, strict: bool) -> list:
     if "fd" in allowed and (bool(fd) != bool(s.fd_step) or fd != sorted(f"fd:{n}" for n in s.wrt if s.fd_step)):
         out.append("finite-difference checks do not match the scenario's fd_step")
     return out
+
+
+def _repeat_problems(cks: list) -> list:
+    """backward_twice makes a repeat grad:<x>#2 for every operand exactly when one of its
+    twice:<x> checks failed (the two VJPs differed), and none otherwise: replay compares a
+    repeat where both sides made one, so the record must hold exactly those."""
+    twice = [c for c in cks if c.get("kind") == "twice" and c["name"] != "twice:vjp"]
+    have = sorted(c["name"] for c in cks if c["name"].startswith("grad:") and "#" in c["name"])
+    differed = any(not c.get("passed") for c in twice)
+    want = sorted(f"grad:{c['name'][len('twice:'):]}#2" for c in twice) if differed else []
+    if have == want:
+        return []
+    return [f"repeat checks {have} where backward twice makes {want} (a repeat exactly when its two VJPs "
+            "differed)"]
 
 
 def _status_problems(s, rec, rechecked: list) -> list:

@@ -64,8 +64,27 @@ def _is_number(x) -> bool:
 
 
 def _show(x) -> str:
-    text = ascii(x)
+    text = _preview(x, 60)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _preview(x, room: int) -> str:
+    """ascii(x), cut once it passes `room` characters: a container's items are shown only
+    while there is room (ascii of a 2.6-million-value array would take half a minute)."""
+    if isinstance(x, (list, dict)):
+        items = x.items() if isinstance(x, dict) else x
+        open_, close = ("{", "}") if isinstance(x, dict) else ("[", "]")
+        parts, used = [], 1
+        for item in items:
+            part = (f"{_preview(item[0], room)}: {_preview(item[1], room)}" if isinstance(x, dict)
+                    else _preview(item, room))
+            parts.append(part)
+            used += len(part) + 2
+            if used > room:
+                return open_ + ", ".join(parts) + ", ..."
+        return open_ + ", ".join(parts) + close
+    text = ascii(x[:room + 1] if isinstance(x, str) else x)
+    return text
 
 
 @lru_cache(maxsize=None)

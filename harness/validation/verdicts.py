@@ -91,7 +91,7 @@ def _fuzz(files, facts, claims: Claims, allow: bool) -> list:
              f"cases on mlx {_mlx(env)} {camp.get('device', '?')}{note} "
              f"({'defects present' if n else 'no defect found'})"]
     if facts.replayable["by_seed"]:
-        lines.append("  absence of other findings: reproducible by seed (`mlx-vjpcheck replay --campaign`: "
+        lines.append("  absence of other findings: reproducible by seed (`mlx-vjpcheck replay` runs it again: "
                      f"{facts.replayable['why']})")
     else:
         lines.append(f"  absence of other findings: not reproducible ({facts.replayable['why']}); "
@@ -118,6 +118,7 @@ def _gate(files, gate, mlx_tests: dict, claims: Claims, allow: bool) -> list:
     if tests_line:
         lines.append(f"  {tests_line}")
     problems = [] if gate.ok else ["its table does not pass"]
+    problems += rebuild_problems(files)
     if not tests_ok:
         problems.append("MLX's own tests regress")
     if not allow and not gate.bound:
@@ -129,6 +130,52 @@ def _gate(files, gate, mlx_tests: dict, claims: Claims, allow: bool) -> list:
     else:
         claims.support("gate-pass")
     return lines
+
+
+def rebuild_problems(files) -> list:
+    """What a gate's evidence lacks to be rebuilt and run again (build_and_test.py --replay):
+    the MLX checkout commit, the patch with its recorded hash, the build flags of every unit
+    it compiled, the exact scenarios every row ran, and MLX's own test results. A gate table
+    written by hand holds none of them; `gate-pass` needs them all."""
+    import hashlib
+    import re
+    env = files.doc(paths.ENVIRONMENT)
+    native = env.get("native") if isinstance(env, dict) else None
+    if not isinstance(native, dict):
+        return [f"no build record ({paths.ENVIRONMENT} has no 'native' record): it cannot be rebuilt"]
+    out = []
+    if not re.fullmatch(r"[0-9a-f]{40}", str(native.get("mlx_checkout_commit") or "")):
+        out.append("no MLX checkout commit")
+    patch = files[paths.PATCH] if paths.PATCH in files else None
+    if not patch:
+        out.append(f"no {paths.PATCH}")
+    elif hashlib.sha256(patch).hexdigest() != native.get("patch_sha256"):
+        out.append(f"{paths.PATCH} is not the patch whose hash the build records")
+    flags = native.get("unit_flags")
+    units = native.get("units")
+    if native.get("opt") not in ("as-built", "O0") or not isinstance(flags, dict) or not flags or \
+            not isinstance(units, list) or any(not isinstance(flags.get(u), list) for u in units if u in flags) \
+            or not set(flags) <= set(units):
+        out.append("no build flags for the units it compiled (opt, unit_flags)")
+    out += _scenario_problems(files)
+    tests = files.doc("mlx-tests.json")
+    if not isinstance(tests, dict) or not tests.get("rows"):
+        out.append("no MLX test results (mlx-tests.json with rows: a gate run with --mlx-tests none "
+                   "does not show MLX's own tests pass)")
+    return out
+
+
+def _scenario_problems(files) -> list:
+    """Every row of every comparison ran a scenario of the gate's scenarios.json."""
+    doc = files.doc(paths.SCENARIOS)
+    listed = doc.get("scenarios") if isinstance(doc, dict) else None
+    known = {d.get("name") for d in listed if isinstance(d, dict)} if isinstance(listed, list) else set()
+    if not known:
+        return [f"no {paths.SCENARIOS} (the exact scenarios the builds ran)"]
+    rows = [r.get("scenario") for n in files if paths.basename(n) == paths.COMPARISON
+            for r in ((files.doc(n) or {}).get("rows") or []) if isinstance(r, dict)]
+    extra = sorted(set(rows) - known)
+    return [f"{len(extra)} compared scenarios are not in {paths.SCENARIOS} (first {extra[:1]})"] if extra else []
 
 
 def _versions(files, folder: str) -> list:

@@ -120,9 +120,9 @@ def native_dir(out, corpus=()) -> Path:
     scens = scenarios(names) + [e.scenario for e in extra]
     pristine = results.build(scens, [record(s) for s in scenarios(PASSING)]
                              + [record(s, wrong=True) for s in scenarios(FAILING)]
-                             + [record(e.scenario, wrong=True) for e in extra], dict(ENV), kind="native")
+                             + [record(e.scenario, wrong=True) for e in extra], dict(ENV), kind="native-pristine")
     patched = results.build(scens, [record(s) for s in scenarios(names)]
-                            + [record(e.scenario, wrong=not e.in_scope) for e in extra], dict(ENV), kind="native")
+                            + [record(e.scenario, wrong=not e.in_scope) for e in extra], dict(ENV), kind="native-patched")
     by = {s.name: s for s in scens}
     rows = [{"scenario": r["scenario"], "op": by[r["scenario"]].op, "device": r["device"], "pristine": r["status"],
              "patched": q["status"], "expects_defect": by[r["scenario"]].expects_defect_under(FIRST_ORDER),
@@ -277,3 +277,25 @@ def check(path):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = validate_cli.script([str(path)])
     return rc, out.getvalue(), err.getvalue()
+
+
+def with_build_record(root, tests=True) -> Path:
+    """A gate directory made rebuildable, as build_and_test.py writes one: the build record
+    (MLX checkout commit, the patch's hash, the flags of the unit it compiled), the exact
+    scenarios and MLX's own test results (`tests`); the manifest redone."""
+    import hashlib
+    root = Path(root)
+    env = json.loads((root / "environment.json").read_text())
+    env["native"] = {"mlx_checkout_commit": "0123456789abcdef0123456789abcdef01234567", "opt": "as-built",
+                     "patch_sha256": hashlib.sha256((root / "patch.diff").read_bytes()).hexdigest(),
+                     "units": ["mlx/primitives.cpp"], "unit_flags": {"mlx/primitives.cpp": ["-O3", "-DNDEBUG"]}}
+    (root / "environment.json").write_text(json.dumps(env, indent=1, sort_keys=True))
+    names = {r["scenario"] for r in json.loads((root / "comparison.json").read_text())["rows"]}
+    if not (root / "scenarios.json").exists():
+        by_name = {s.name: s for s in catalog.catalog()}
+        (root / "scenarios.json").write_text(dump_catalog([by_name[n] for n in sorted(names)]) + "\n")
+    if tests:
+        row = {"suite": "cpp", "test": "test_gather_mm", "pristine": "pass", "patched": "pass", "change": ""}
+        (root / "mlx-tests.json").write_text(json.dumps({"schema": "mlx-vjpcheck/mlx-tests/1", "rows": [row]}))
+    rewrite_manifest(root)
+    return root

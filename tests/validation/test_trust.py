@@ -13,7 +13,7 @@ import pytest
 import helpers.evidence_fixtures as fx
 from mlx_vjpcheck.cases import catalog
 from mlx_vjpcheck.core import jsonio
-from mlx_vjpcheck.evidence import campaigns, results, strict
+from mlx_vjpcheck.evidence import atomic, campaigns, results, rundir, strict
 from mlx_vjpcheck.running import environment
 from mlx_vjpcheck.validation import catalog_table
 
@@ -77,7 +77,7 @@ def test_unbound_evidence_is_named_and_refused_by_expect(tmp_path, how):
     else:
         data = catalog_run(GMM)
         data.pop("provenance")
-        data["kind"] = "native"
+        data["kind"] = "native-wheel"
     d = write_results(tmp_path / "r", data)
     rc, out, _ = check(d)
     assert rc == 0 and "unbound: these records are not claimed to be the catalog" in out, out
@@ -223,6 +223,7 @@ def test_an_expected_defect_unmarked_is_refused(gate):
 
 
 def test_a_gate_over_part_of_the_catalog_does_not_show_gate_pass(gate):
+    fx.with_build_record(gate)
     rc, out, _ = check(gate, "--expect", "gate-pass")
     assert rc == 1 and "it is unbound" in out, out
     rc, out, _ = check(gate, "--expect", "gate-pass", "--allow-unbound")
@@ -230,9 +231,39 @@ def test_a_gate_over_part_of_the_catalog_does_not_show_gate_pass(gate):
 
 
 def test_a_row_without_the_fields_takes_them_from_the_package(gate):
-    d = _rows(gate, lambda rows: [(r.pop("expects_defect"), r.pop("in_scope"), r.pop("source")) for r in rows])
+    d = _rows(fx.with_build_record(gate),
+              lambda rows: [(r.pop("expects_defect"), r.pop("in_scope"), r.pop("source")) for r in rows])
     rc, out, _ = check(d, "--expect", "gate-pass", "--allow-unbound")
     assert rc == 0 and "pristine reproduced 1/1 expected defects" in out, out
+
+
+def test_a_gate_table_written_by_hand_does_not_show_gate_pass(gate):
+    """Pristine and patched results and comparison rows made without a build: consistent, but
+    nothing in it can be rebuilt, so no gate-pass, whatever --allow-unbound says."""
+    rc, out, _ = check(gate, "--expect", "gate-pass", "--allow-unbound")
+    assert rc == 1 and "no build record" in out, out
+
+
+@pytest.mark.parametrize("forge,said", [
+    ("commit", "no MLX checkout commit"), ("patch", "is not the patch whose hash the build records"),
+    ("flags", "no build flags"), ("scenarios", "not in scenarios.json"), ("tests", "no MLX test results")])
+def test_a_gate_without_what_rebuilds_it_does_not_show_gate_pass(gate, forge, said):
+    d = fx.with_build_record(gate, tests=forge != "tests")
+    env = json.loads((d / "environment.json").read_text())
+    if forge == "commit":
+        env["native"]["mlx_checkout_commit"] = None
+    elif forge == "flags":
+        env["native"]["unit_flags"] = {}
+    (d / "environment.json").write_text(json.dumps(env))
+    if forge == "patch":   # the patch edited, the build's hash of it kept
+        (d / "patch.diff").write_text((d / "patch.diff").read_text() + "+c\n")
+    if forge == "scenarios":   # a compared scenario the builds never ran
+        doc = json.loads((d / "scenarios.json").read_text())
+        doc["scenarios"] = doc["scenarios"][1:]
+        (d / "scenarios.json").write_text(json.dumps(doc))
+    _reman(d)
+    rc, out, _ = check(d, "--expect", "gate-pass", "--allow-unbound")
+    assert rc == 1 and said in out, out
 
 
 # corpus entries: one the series fixes, one out of its scope (its row carries the reason)
@@ -407,3 +438,18 @@ def test_a_finding_no_index_lists_is_refused(tmp_path):
     shutil.copy(rec, run / "findings" / rec.name)
     rc, out, _ = check(_reman(run))
     assert rc == 1 and "a finding that no findings.json lists" in out, out
+
+
+@pytest.mark.parametrize("name,kind", [("results.json", "gate-pristine"), ("results.json", "fuzz"),
+                                       ("results-pristine.json", "run"), ("results-extra.json", "run")])
+def test_a_results_kind_its_place_does_not_write_is_refused(tmp_path, name, kind):
+    """One sed of "kind" (and the manifest re-hashed) cannot move records out of the
+    catalog binding or out of replay: the kind must be what its file's command writes."""
+    data = catalog_run(GMM)
+    data["kind"] = kind
+    d = tmp_path / "r"
+    with rundir.staged(d) as tmp:
+        atomic.write_json(Path(tmp) / name, data)
+        atomic.write_json(Path(tmp) / "environment.json", data["environment"])
+    rc, out, _ = check(d)
+    assert rc == 1 and f"{name}: " in out and ("kind" in out or "not a results file" in out), out

@@ -335,3 +335,50 @@ def test_undecodable_name_in_directory_refused(run_dir):
         fh.write(b"x")
     lines = dir_rejected(run_dir, "bytes that are not UTF-8 in name 'bad\\udcffname.txt'")
     assert all(line.isascii() for line in lines)
+
+
+# --- issue 31, item 6: depth, nested archives, parse bombs within the size limits ---------------
+
+def test_an_entry_deeper_than_the_limit_is_refused_one_within_it_is_not(run_files, tmp_path):
+    deep = "/".join(["d"] * (safezip.MAX_DEPTH + 1)) + "/x.txt"
+    rejected(make_zip(tmp_path / "deep.zip", run_files, [(deep, b"x")]), "folders deep (limit", tmp_path)
+    assert safezip.unsafe_path("/".join(["d"] * 3000) + "/x") is not None   # a listed path 3,000 deep
+    assert safezip.unsafe_path("/".join(["d"] * safezip.MAX_DEPTH) + "/x") is None
+
+
+@pytest.mark.parametrize("name,data", [("inner.zip", b"not even a zip"), ("logs/run.out", b"PK\x03\x04rest"),
+                                       ("logs/x.log", b"\x1f\x8b\x08\x00"), ("notes.tar.gz", b"")])
+def test_a_nested_archive_is_refused(run_files, tmp_path, name, data):
+    rejected(make_zip(tmp_path / "nested.zip", {**run_files, name: data}), "nested archive", tmp_path)
+    d = tmp_path / "dir"
+    (d / name).parent.mkdir(parents=True, exist_ok=True)
+    for n, b in run_files.items():
+        (d / n).write_bytes(b)
+    (d / name).write_bytes(data)
+    rc, out, err = fx.check(d)
+    assert rc == 1 and "nested archive" in out, out + err
+
+
+def test_json_beyond_the_total_parsed_is_refused_by_its_sizes(run_files, tmp_path):
+    d = tmp_path / "bomb"
+    d.mkdir()
+    for n, b in run_files.items():
+        (d / n).write_bytes(b)
+    for i in range(2):   # sparse: refused from the sizes, never read
+        with open(d / f"sweep{i}.json", "wb") as fh:
+            fh.truncate(safezip.MAX_JSON_TOTAL // 2 + 1)
+    rejected(d, "JSON files hold", tmp_path)
+    infos = [zipfile.ZipInfo(f"c{i}.json") for i in range(4)]
+    for info in infos:
+        info.file_size, info.compress_size = 60 << 20, 1 << 20
+    assert any("parse bomb" in why for why in safezip.vet(infos))
+
+
+def test_a_huge_value_in_a_schema_refusal_is_shown_in_a_few_characters():
+    import time
+
+    from mlx_vjpcheck.validation import schema
+    values = [1.2345678901234567e-300] * 3_000_000
+    t = time.perf_counter()
+    shown = schema._show(values)
+    assert time.perf_counter() - t < 0.5 and shown.startswith("[1.234") and len(shown) <= 60
