@@ -138,7 +138,9 @@ class SweepClass:
     title: str
     minimal: str
     releases: str
-    status: str = "open"
+    # "status" in defects.json: open, fixed or limitation (the evidence's handoff.json
+    # speaks the catalog's "fixed"/"not fixed": the `status` property)
+    state: str = "open"
     reason: str = NOT_ANALYSED
     root_cause: str = ""
     patch: str = ""
@@ -152,22 +154,27 @@ class SweepClass:
             raise RegisterError(f"sweep class {self.id!r}: {why}")
         if not re.fullmatch(r"[a-z][a-z0-9_]*__[a-z0-9_]+", self.id):
             bad("id must be '<function>__<class>' (lower case)")
-        if self.status not in SWEEP_STATUSES:
-            bad(f"status {self.status!r} is not one of {SWEEP_STATUSES}")
+        if self.state not in SWEEP_STATUSES:
+            bad(f"status {self.state!r} is not one of {SWEEP_STATUSES}")
         if not self.root_cause.strip():
             bad("root_cause must say something (what the triage found, if not analysed further)")
-        if self.status == "fixed":
+        if self.state == "fixed":
             if not PATCH_NAME.fullmatch(self.patch) or not TEST_NAME.fullmatch(self.regression_test):
                 bad("fixed, so patch is '<name>.diff' of patch/ and regression_test 'tests/test_<name>.py'")
             if not self.gate.strip() or self.reason:
                 bad("fixed, so gate says what the gate showed and there is no reason for not fixing")
             return
         if self.patch or self.gate:
-            bad(f"{self.status}, so it names no patch and no gate line")
+            bad(f"{self.state}, so it names no patch and no gate line")
         if not self.reason.strip():
-            bad(f"{self.status}, so reason must say why")
-        if self.status == "limitation" and (self.regression_test or not POINTER.search(self.reason)):
+            bad(f"{self.state}, so reason must say why")
+        if self.state == "limitation" and (self.regression_test or not POINTER.search(self.reason)):
             bad("a limitation has no regression test, and its reason points at MLX's documentation or code")
+
+    @property
+    def status(self) -> str:
+        """The catalog's word for it (handoff.json, the validator, the series' checks)."""
+        return "fixed" if self.state == "fixed" else "not fixed"
 
     @property
     def op(self) -> str:
@@ -198,7 +205,7 @@ def load(path: Path = PATH) -> list:
         out.append(Defect(**d))
     for d in data.get("sweep", []):
         try:
-            out.append(SweepClass(**d))
+            out.append(SweepClass(**{("state" if k == "status" else k): v for k, v in d.items()}))
         except TypeError as e:   # an unknown or missing field
             raise RegisterError(f"{path}: sweep class {d.get('id')!r}: {e}") from None
     ids = [d.id for d in out]
@@ -235,10 +242,10 @@ def sweep_table(defects) -> str:
     rows = ["| class | defect | minimal input | MLX releases (CPU) | reproducer | root cause "
             "| status: fix (regression test) | what the gate showed |", "|---|---|---|---|---|---|---|---|"]
     for d in sweep_entries(defects):
-        if d.status == "fixed":
+        if d.state == "fixed":
             fix, gate = f"fixed: `patch/{d.patch}` (`patch/{d.regression_test}`)", d.gate
         else:
-            fix, gate = f"{d.status}: {d.reason}", "—"
+            fix, gate = f"{d.state}: {d.reason}", "—"
         rows.append(f"| {d.id} | {_cell(d.title)} | {_cell(d.minimal)} | {_cell(d.releases)} | `{d.probe}` "
                     f"| {_cell(d.root_cause)} | {_cell(fix)} | {_cell(gate)} |")
     return "\n".join(rows) + "\n"
@@ -264,7 +271,8 @@ def dump(defects) -> str:
         item = {k: getattr(d, k) for k in Defect.__dataclass_fields__ if k != "klass"}
         item["class"] = d.klass
         items.append(item)
-    sweep = [{k: getattr(d, k) for k in SweepClass.__dataclass_fields__} for d in sweep_entries(defects)]
+    sweep = [{("status" if k == "state" else k): getattr(d, k) for k in SweepClass.__dataclass_fields__}
+             for d in sweep_entries(defects)]
     return jsonio.dumps({"schema": SCHEMA, "defects": items, "sweep": sweep}, indent=1) + "\n"
 
 

@@ -112,9 +112,9 @@ def test_a_good_fixed_and_a_limitation_entry_load(tmp_path):
     """The controls of the refusals above: the same edits done right load."""
     d = _load_with(tmp_path, lambda d: d.update(status="fixed", reason="", patch="x.diff",
                                                  regression_test="tests/test_x.py", gate="g"))
-    assert register.sweep_entries(d)[0].status == "fixed"
+    assert (register.sweep_entries(d)[0].state, register.sweep_entries(d)[0].status) == ("fixed", "fixed")
     d = _load_with(tmp_path, lambda d: d.update(status="limitation", reason="documented: docs/src/usage/compile.rst"))
-    assert register.sweep_entries(d)[0].status == "limitation"
+    assert (register.sweep_entries(d)[0].state, register.sweep_entries(d)[0].status) == ("limitation", "not fixed")
 
 
 def test_dump_round_trips_both_kinds(everything):
