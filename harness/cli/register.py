@@ -1,7 +1,9 @@
 """`mlx-vjpcheck register add FINDING`: a fuzz (or sweep) finding becomes a defect register
 entry (harness/cases/defects.json), a regression-corpus entry
 (harness/regressions/<signature>.json) and a reproducer (probes/findings/<id>.py), with
-no file edited by hand.
+no file edited by hand. A sweep's finding (FINDING a sweep.json, with --finding N)
+becomes a sweep entry of the register and a reproducer in probes/sweep/ instead
+(cli/register_sweep.py).
 
 FINDING is a finding file of a fuzz output directory (findings/<signature>.json). A
 signature the project holds already (the corpus, or a register entry's fuzz_signature)
@@ -42,7 +44,13 @@ def add_parser(sub, name):
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     a = actions.add_parser("add", help="register one finding (findings/<signature>.json of a fuzz run)",
                            description=__doc__.split("\n\n")[0])
-    a.add_argument("finding", metavar="FINDING", help="a finding file: findings/<signature>.json of a fuzz output")
+    a.add_argument("finding", metavar="FINDING", help="a finding file: findings/<signature>.json of a fuzz output, "
+                                                     "or a sweep's sweep.json with --finding N")
+    a.add_argument("--finding", dest="index", type=int, metavar="N",
+                   help="with a sweep.json: its N-th finding (0-based, as `sweep` prints it)")
+    a.add_argument("--reproducer", metavar="FILE",
+                   help="with a sweep finding: a reproducer reduced by hand (mlx + numpy, exit 1 while the defect "
+                        "is present); default: generated where the generator can, and run here first")
     a.add_argument("--class", dest="klass", metavar="NAME",
                    help="the defect class (lower-case name; default: from the signature's oracle and kind); "
                         "a class the op has registered already adds the corpus entry only")
@@ -223,6 +231,16 @@ def _render(d, files_out: dict, root: Path, defects: list, in_checkout: bool) ->
 
 
 def main(args) -> int:
+    from . import register_sweep
+    try:
+        sweep = register_sweep.is_sweep(files.read_json(Path(args.finding)))
+    except files.ScenarioFileError as e:
+        raise UsageError(str(e)) from None
+    if sweep:
+        return _add_sweep(args, register_sweep)
+    if args.index is not None or args.reproducer:
+        raise UsageError(f"{args.finding}: --finding and --reproducer are for a sweep's sweep.json, "
+                         "and this is no sweep")
     f = Finding(Path(args.finding))
     where = register.known_signatures().get(f.signature)
     if where:
@@ -237,6 +255,32 @@ def main(args) -> int:
         atomic.write_text(path, text)   # the register last: the new files exist before it names them
         print(f"wrote {path}")
     _advise(f, klass, todo, in_checkout)
+    return 0
+
+
+def _add_sweep(args, rs) -> int:
+    f = rs.load(Path(args.finding), args.index)
+    k = rs.explained(f)
+    if k is not None:
+        print(f"{f.function} {f.transform} {f.symptom}: registered already (harness/sweep/known.py: {k.id}); "
+              "nothing written")
+        return 0
+    klass = args.klass or f.default_class()
+    if not NAME.fullmatch(klass):
+        raise UsageError(f"--class {klass!r}: a lower-case name (letters, digits, underscores)")
+    d = rs.entry(f, klass, args.title)
+    root, in_checkout = destination(args.out)
+    if in_checkout and any(x.id == d.id for x in register.load()):
+        raise UsageError(f"register id {d.id} is taken: give --class another name")
+    text = rs.reproducer(f, d, args.reproducer)
+    todo = rs.plan(d, text, root, in_checkout, REGISTER, DOC)
+    for path, body in sorted(todo.items(), key=lambda kv: kv[0] == root / REGISTER):
+        atomic.write_text(path, body)   # the register last: the reproducer exists before it names it
+        print(f"wrote {path}")
+    print(f"{f.function} {f.transform} at {f.corner}: {f.symptom}: registered as {d.id} (open). Declare it: "
+          f"append {rs.known_line(f, d)} to KNOWN in harness/sweep/known.py (tests/cases/test_sweep_register.py "
+          "holds the register to it); `mlx-vjpcheck handoff " + d.id + "` writes its issue"
+          + ("" if in_checkout else "; then copy the files into the checkout"))
     return 0
 
 

@@ -81,6 +81,9 @@ def _print(result, found, out) -> None:
         why = f"  [{f['explained']}]" if f["explained"] else ""
         print(visible(f"{head}{fn}  {transform}  at {', '.join(f['corners'])}: {symptom} "
                       f"({f['cases']} cases){why}"))
+    from .register_sweep import add_lines
+    for line in add_lines(found, f"{out}/{paths.SWEEP}"):
+        print(visible(line))
     s, new = result, len([f for f in found if not f["explained"]])
     print(visible(f"{s.done} of {s.planned} cases in {s.seconds:.1f} s{' (' + s.stopped + ')' if s.stopped else ''}: "
                   f"{len(found)} findings, {new} unexplained  ->  {out}/{paths.SWEEP}"))

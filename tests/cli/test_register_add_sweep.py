@@ -1,0 +1,195 @@
+"""`mlx-vjpcheck register add SWEEP.json --finding N`: a sweep finding no declaration
+explains becomes a sweep entry of the register (status open) and a reproducer in
+probes/sweep/ (given reduced by hand, or generated and shown to reproduce on the
+installed MLX first), and the command prints the Known line that closes the loop; an
+explained finding writes nothing; `sweep` prints the line per unexplained finding;
+bad input is one line and exit 2, nothing written, nothing replaced."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, mlx_version, needs_pinned_mlx
+from mlx_vjpcheck.cases import declared, register
+from mlx_vjpcheck.cli import main as cli_main
+from mlx_vjpcheck.cli import register_sweep, sweep_reproducer
+from mlx_vjpcheck.core.errors import UsageError
+from mlx_vjpcheck.sweep import known
+
+SIGN = "sign__shapeless_grad_shape"
+NEW_ID = "sign__compile_vjp_shapeless_wrong_shape"
+HAND = (ROOT / "probes" / "sweep" / f"{SIGN}.py").read_text(encoding="utf-8")   # a hand-reduced reproducer
+
+
+def _record(function, entry, transform, corner="generic"):
+    return {"entry": entry, "function": function, "corner": corner, "seed": 0, "status": "fail",
+            "checks": [{"status": "fail", "transform": transform, "detail": "shape [2, 4] vs [3, 4]"}]}
+
+
+def _sweep(tmp_path, *findings) -> str:
+    """A sweep.json as `sweep` writes it (the fields register add reads)."""
+    found = [{"signature": [fn, t, c, s], "cases": 1, "corners": [c], "first": _record(fn, entry, t, c),
+              "explained": None, "limitation": ""} for fn, entry, t, c, s in findings]
+    path = tmp_path / "sweep" / "sweep.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"schema": register_sweep.SCHEMA, "kind": "sweep", "environment": {"mlx": "0.32.4"},
+                                "findings": found, "records": []}))
+    return str(path)
+
+
+SIGN_FINDING = ("mx.sign", "mx.sign", "compile(vjp, shapeless)", "generic", "wrong shape")
+SIN_FINDING = ("mx.sin", "mx.sin", "vjp", "generic", "wrong value")   # no defect there: a control
+
+
+@pytest.fixture
+def unexplained_sign(monkeypatch):
+    """The declarations without sign's class, so its finding is new."""
+    monkeypatch.setattr(known, "KNOWN", tuple(k for k in known.KNOWN if k.id != SIGN))
+
+
+def _main(argv, capsys):
+    rc = cli_main.main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _made(out: Path) -> list:
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+
+
+def test_an_explained_finding_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    rc, stdout, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0",
+                             "--out", str(out)], capsys)
+    assert (rc, err) == (0, "") and f"registered already (harness/sweep/known.py: {SIGN})" in stdout
+    assert not out.exists()
+
+
+def test_a_new_finding_with_a_hand_reduced_reproducer(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(known, "KNOWN", tuple(k for k in known.KNOWN if k.id != SIGN))
+    out = tmp_path / "out"
+    rc, stdout, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0",
+                             "--reproducer", str(ROOT / "probes" / "sweep" / f"{SIGN}.py"), "--out", str(out)],
+                            capsys)
+    monkeypatch.undo()   # the real declarations again
+    assert (rc, err) == (0, "")
+    assert _made(out) == ["harness/cases/defects.json", f"probes/sweep/{NEW_ID}.py"]
+    assert (out / "probes" / "sweep" / f"{NEW_ID}.py").read_text() == HAND
+    new = register.load(out / "harness" / "cases" / "defects.json")
+    assert register.catalog_entries(new) == register.catalog_entries(register.load())
+    assert register.sweep_entries(new)[:-1] == register.sweep_entries(register.load())
+    d = register.sweep_entries(new)[-1]
+    assert (d.id, d.state, d.op, d.klass) == (NEW_ID, "open", "sign", "compile_vjp_shapeless_wrong_shape")
+    assert "0.32.4" in d.releases and "shape [2, 4] vs [3, 4]" in d.minimal
+    # the loop closes through known.py: without the printed Known the register disagrees, with it, it agrees
+    stems = {p.stem for p in (ROOT / "probes" / "sweep").glob("*.py")} | {NEW_ID}
+    assert declared.sweep_problems(new, known.KNOWN, stems) == [
+        f"sweep entry {NEW_ID} of defects.json: no Known('{NEW_ID}') in harness/sweep/known.py matches it "
+        "(a catalog class or a limitation is not a sweep entry)"]
+    line = next(x for x in stdout.splitlines() if "Declare it" in x)
+    printed = eval(line.split("append ", 1)[1].split(" to KNOWN", 1)[0], {"Known": known.Known})
+    assert (printed.id, printed.functions, printed.transform, printed.symptom) == \
+        (NEW_ID, ("mx.sign",), "compile(vjp, shapeless)", "wrong shape")
+    assert declared.sweep_problems(new, known.KNOWN + (printed,), stems) == []
+
+
+@needs_pinned_mlx()
+def test_a_new_finding_gets_a_generated_reproducer_that_shows_it(tmp_path, capsys, unexplained_sign):
+    out = tmp_path / "out"
+    rc, stdout, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0", "--out", str(out)],
+                            capsys)
+    assert (rc, err) == (0, "")
+    text = (out / "probes" / "sweep" / f"{NEW_ID}.py").read_text()
+    assert register_sweep.form_problem(text) is None
+    assert register_sweep.shows_defect(text)[0] == 1
+
+
+@pytest.mark.skipif(mlx_version() is None, reason="a generated reproducer is run on the installed MLX")
+def test_a_generated_reproducer_that_shows_nothing_is_refused(tmp_path, capsys):
+    """Negative control: sin's VJP is right, so its generated reproducer says absent and
+    nothing is registered."""
+    out = tmp_path / "out"
+    rc, stdout, err = _main(["register", "add", _sweep(tmp_path, SIN_FINDING), "--finding", "0", "--out", str(out)],
+                            capsys)
+    assert rc == 2 and "does not show the defect" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_what_the_generator_cannot_write_asks_for_a_hand_reduced_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(known, "KNOWN", ())
+    crash = ("mx.flip", "mx.flip", "any", "generic", "signal SIGABRT")
+    rc, _, err = _main(["register", "add", _sweep(tmp_path, crash), "--finding", "0", "--out", str(tmp_path / "o")],
+                       capsys)
+    assert rc == 2 and "give --reproducer FILE" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text, says", [
+    (HAND.replace("import sys\n", "import sys\nimport mlx_vjpcheck\n", 1), "mlx and numpy only"),
+    (HAND + "\n" * 20, "is short"),
+    (HAND.replace("VERDICT: defect", "verdict"), "VERDICT"),
+    ("def (:\n", "not Python"),
+])
+def test_a_reproducer_not_in_the_house_form_is_refused(tmp_path, capsys, unexplained_sign, text, says):
+    assert register_sweep.form_problem(HAND) is None   # the control itself is fine
+    bad = tmp_path / "bad.py"
+    bad.write_text(text)
+    rc, _, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0", "--reproducer",
+                        str(bad), "--out", str(tmp_path / "o")], capsys)
+    assert rc == 2 and says in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--out", "o"], "give --finding N"),
+    (["--finding", "3", "--out", "o"], "has 1 findings"),
+    (["--finding", "-1", "--out", "o"], "has 1 findings"),
+    (["--finding", "0", "--class", "Bad-Name", "--out", "o"], "lower-case name"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, unexplained_sign, argv, says):
+    argv = [a if a != "o" else str(tmp_path / "o") for a in argv]
+    rc, _, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), *argv], capsys)
+    assert rc == 2 and says in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_taken_id_or_an_existing_reproducer_is_not_replaced(tmp_path, unexplained_sign):
+    f = register_sweep.load(Path(_sweep(tmp_path, SIGN_FINDING)), 0)
+    taken = register_sweep.entry(f, "shapeless_grad_shape", None)   # the id of sign's registered class
+    with pytest.raises(UsageError, match="is taken"):
+        register_sweep.plan(taken, HAND, tmp_path / "o", False, Path("d.json"), Path("doc.md"))
+    d = register_sweep.entry(f, "another", None)
+    there = tmp_path / "o" / "probes" / "sweep" / f"{d.id}.py"
+    there.parent.mkdir(parents=True)
+    there.write_text("mine\n")
+    with pytest.raises(UsageError, match="not replacing"):
+        register_sweep.plan(d, HAND, tmp_path / "o", False, Path("d.json"), Path("doc.md"))
+    assert there.read_text() == "mine\n"
+
+
+def test_sweep_prints_the_register_add_line_for_each_unexplained_finding(tmp_path):
+    found = [{"signature": list(SIGN_FINDING[:1] + SIGN_FINDING[2:]), "explained": SIGN},
+             {"signature": ["mx.cos", "vjp", "generic", "wrong value"], "explained": None}]
+    lines = register_sweep.add_lines(found, tmp_path / "my sweep" / "sweep.json")
+    assert lines == [f"new signature (mx.cos, vjp, generic, wrong value): register it with  mlx-vjpcheck "
+                     f"register add '{tmp_path / 'my sweep' / 'sweep.json'}' --finding 1"]
+
+
+def test_the_generator_says_what_it_cannot_write():
+    class F:
+        transform, record = "order 2 vjp", {"entry": "mx.sign", "corner": "generic", "seed": 0}
+    assert sweep_reproducer.render(F(), None)[0] is None
+    F.transform, F.record = "vjp", {"entry": "nn.Linear", "corner": "generic", "seed": 0}
+    assert "elementwise" in sweep_reproducer.render(F(), None)[1]
+
+
+def test_the_generator_leaves_special_value_corners_to_the_sweeps_oracle():
+    """At large values ceil's differences see its steps: no generated VJP check there."""
+    class F:
+        transform, record = "vjp", {"entry": "mx.ceil", "corner": "fill-large", "seed": 0}
+    d = register.SweepClass("ceil__x", "t", "m", "r", root_cause="c")
+    text, why = sweep_reproducer.render(F(), d)
+    assert text is None and "special-value corner" in why
+    F.record = {"entry": "mx.ceil", "corner": "generic", "seed": 0}
+    assert sweep_reproducer.render(F(), d)[0] is not None   # control: at the generic point it writes one
