@@ -329,9 +329,47 @@ def write(root: Path) -> list:
     return changed
 
 
+NOTE_FIELDS = ("status", "reason", "root_cause", "patch", "regression_test", "gate")
+
+
+def with_notes(defects, notes: dict) -> list:
+    """The register with each sweep class's fix notes merged ({id: {status, root_cause, patch,
+    regression_test, gate, reason}}, as whoever writes the patch leaves them); RegisterError
+    for a note of no sweep class, an unknown field, or an entry the notes make inconsistent."""
+    import dataclasses
+    sweep = {d.id for d in sweep_entries(defects)}
+    for i, note in notes.items():
+        if i not in sweep:
+            raise RegisterError(f"note {i!r}: no sweep class of that id")
+        if not isinstance(note, dict) or set(note) - set(NOTE_FIELDS):
+            raise RegisterError(f"note {i!r}: fields must be among {NOTE_FIELDS}")
+
+    def merged(d):
+        note = notes.get(d.id) if d.kind == "sweep" else None
+        if note is None:
+            return d
+        fix = {("state" if k == "status" else k): v for k, v in note.items()}
+        if fix.get("state") == "fixed":
+            fix.setdefault("reason", "")
+        if fix.get("state") in ("open", "limitation"):
+            fix.setdefault("patch", "")
+            fix.setdefault("gate", "")
+        return dataclasses.replace(d, **fix)
+    return [merged(d) for d in defects]
+
+
+def _notes(folder: Path) -> dict:
+    return {f.stem: jsonio.loads(f.read_text(encoding="utf-8")) for f in sorted(folder.glob("*.json"))}
+
+
 if __name__ == "__main__":
     import sys
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python3 -m mlx_vjpcheck.cases.register --write   (from a checkout)")
+    args = sys.argv[1:]
+    if args[:1] == ["--notes"] and len(args) == 2:
+        PATH.write_text(dump(with_notes(load(), _notes(Path(args[1])))), encoding="utf-8")
+        print("wrote", PATH)
+        args = ["--write"]
+    if args != ["--write"]:
+        sys.exit("usage: python3 -m mlx_vjpcheck.cases.register --write | --notes DIR   (from a checkout)")
     for name in write(Path.cwd()):
         print("wrote", name)

@@ -128,3 +128,30 @@ def test_the_doc_lists_every_sweep_class(everything):
     table = doc.split(register.SWEEP_START, 1)[1].split(register.SWEEP_END, 1)[0]
     for d in register.sweep_entries(everything):
         assert f"| {d.id} |" in table and f"`{d.probe}`" in table, d.id
+
+
+# --- merging the fix notes of whoever writes the patches ------------------------------------
+
+def test_fix_notes_merge_into_their_sweep_entries(everything):
+    notes = {"sign__shapeless_grad_shape": {"status": "fixed", "patch": "50-sign.diff", "root_cause": "why",
+                                            "regression_test": "tests/test_sign.py", "gate": "a gate line"},
+             "var__zero_size_hang": {"status": "limitation", "reason": "see docs/src/usage/x.rst", "root_cause": "r"}}
+    merged = register.with_notes(everything, notes)
+    by = {d.id: d for d in merged}
+    assert (by["sign__shapeless_grad_shape"].state, by["sign__shapeless_grad_shape"].patch,
+            by["sign__shapeless_grad_shape"].reason) == ("fixed", "50-sign.diff", "")
+    assert by["var__zero_size_hang"].state == "limitation"
+    untouched = [d for d in merged if d.id not in notes]
+    assert untouched == [d for d in everything if d.id not in notes]
+
+
+@pytest.mark.parametrize("notes, match", [
+    ({"nothing__here": {"status": "open"}}, "no sweep class"),
+    ({"topk__tie_misroute": {"status": "open"}}, "no sweep class"),   # a catalog entry is not merged
+    ({"sign__shapeless_grad_shape": {"colour": "red"}}, "fields must be"),
+    ({"sign__shapeless_grad_shape": {"status": "fixed", "patch": "x.diff"}}, "sign__shapeless_grad_shape"),
+    ({"var__zero_size_hang": {"status": "limitation", "reason": "upstream would not want it"}}, "points at MLX"),
+])
+def test_a_bad_note_is_refused(everything, notes, match):
+    with pytest.raises(register.RegisterError, match=match):
+        register.with_notes(everything, notes)
