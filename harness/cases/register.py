@@ -194,8 +194,9 @@ class SweepClass:
         return (resources.probes_dir() / "sweep" / f"{self.id}.py").read_text(encoding="utf-8")
 
 
-def load(path: Path = PATH) -> list:
-    """Every entry: the catalog's `Defect`s, then the sweep's `SweepClass`es."""
+def load(path: Path | None = None) -> list:
+    """Every entry: the catalog's `Defect`s, then the sweep's `SweepClass`es (of PATH by default)."""
+    path = PATH if path is None else path
     data = jsonio.loads(path.read_text(encoding="utf-8"))
     if data.get("schema") != SCHEMA:
         raise RegisterError(f"{path}: not a defect register (schema {data.get('schema')!r})")

@@ -237,7 +237,7 @@ def main(args) -> int:
     except files.ScenarioFileError as e:
         raise UsageError(str(e)) from None
     if sweep:
-        return _add_sweep(args, register_sweep)
+        return register_sweep.add(args, destination, REGISTER, DOC)
     if args.index is not None or args.reproducer:
         raise UsageError(f"{args.finding}: --finding and --reproducer are for a sweep's sweep.json, "
                          "and this is no sweep")
@@ -255,32 +255,6 @@ def main(args) -> int:
         atomic.write_text(path, text)   # the register last: the new files exist before it names them
         print(f"wrote {path}")
     _advise(f, klass, todo, in_checkout)
-    return 0
-
-
-def _add_sweep(args, rs) -> int:
-    f = rs.load(Path(args.finding), args.index)
-    k = rs.explained(f)
-    if k is not None:
-        print(f"{f.function} {f.transform} {f.symptom}: registered already (harness/sweep/known.py: {k.id}); "
-              "nothing written")
-        return 0
-    klass = args.klass or f.default_class()
-    if not NAME.fullmatch(klass):
-        raise UsageError(f"--class {klass!r}: a lower-case name (letters, digits, underscores)")
-    d = rs.entry(f, klass, args.title)
-    root, in_checkout = destination(args.out)
-    if in_checkout and any(x.id == d.id for x in register.load()):
-        raise UsageError(f"register id {d.id} is taken: give --class another name")
-    text = rs.reproducer(f, d, args.reproducer)
-    todo = rs.plan(d, text, root, in_checkout, REGISTER, DOC)
-    for path, body in sorted(todo.items(), key=lambda kv: kv[0] == root / REGISTER):
-        atomic.write_text(path, body)   # the register last: the reproducer exists before it names it
-        print(f"wrote {path}")
-    print(f"{f.function} {f.transform} at {f.corner}: {f.symptom}: registered as {d.id} (open). Declare it: "
-          f"append {rs.known_line(f, d)} to KNOWN in harness/sweep/known.py (tests/cases/test_sweep_register.py "
-          "holds the register to it); `mlx-vjpcheck handoff " + d.id + "` writes its issue"
-          + ("" if in_checkout else "; then copy the files into the checkout"))
     return 0
 
 

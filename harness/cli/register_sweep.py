@@ -10,7 +10,9 @@ about 40 lines, "VERDICT: defect present" and exit 1 while the defect is there),
 else one generated from the finding's case where the generator can
 (cli/sweep_reproducer.py); a generated one is run on the installed MLX first and
 refused unless it shows the defect. A finding the current declarations explain
-already is reported and nothing is written (exit 0). Nothing is replaced: the
+already is reported and nothing is written (exit 0), unless its declaration has no
+register entry yet (a class declared in known.py by hand): then that class's entry is
+written, its reproducer kept where it is in place. Nothing is replaced: the
 reproducer must not exist, and the register is rewritten only when it is exactly
 what the tool writes.
 """
@@ -24,7 +26,9 @@ import tempfile
 from pathlib import Path
 
 from ..cases import files, register
+from ..core import resources
 from ..core.errors import UsageError
+from ..evidence import atomic
 
 SCHEMA = "mlx-vjpcheck/sweep/1"   # cli/sweep.py's
 MAX_LINES = 45
@@ -93,11 +97,11 @@ def explained(f: SweepFinding):
     return known.explain(f.function, f.transform, f.symptom)
 
 
-def entry(f: SweepFinding, klass: str, title: str | None) -> register.SweepClass:
+def entry(f: SweepFinding, ident: str, title: str | None) -> register.SweepClass:
     rec = f.record
     try:
         return register.SweepClass(
-            id=f"{f.short}__{klass}",
+            id=ident,
             title=title or f"{f.function}: {f.symptom} under {f.transform} (found by the sweep)",
             minimal=f"{rec.get('entry', f.function)} at the sweep's {rec.get('corner')} corner "
                     f"(seed {rec.get('seed')}): {f.transform}: {f.check_line()}",
@@ -179,21 +183,66 @@ def reproducer(f: SweepFinding, d: register.SweepClass, path: str | None) -> str
 
 # --- writing ----------------------------------------------------------------------------------
 
-def plan(d: register.SweepClass, text: str, root: Path, in_checkout: bool, register_at: Path, doc_at: Path) -> dict:
-    """path -> text, checked in full before anything is written."""
+def plan(d: register.SweepClass, text: str | None, root: Path, in_checkout: bool, register_at: Path,
+         doc_at: Path) -> dict:
+    """path -> text, checked in full before anything is written (text None: the reproducer
+    is in place already and is kept)."""
     defects = register.load()
     if any(x.id == d.id for x in defects):
         raise UsageError(f"register id {d.id} is taken: give --class another name")
     if register.dump(defects) != register.PATH.read_text(encoding="utf-8"):
         raise UsageError(f"{register.PATH} is not in the form this tool writes (edited by hand?): not rewriting it")
-    out = {root / PROBES / f"{d.id}.py": text, root / register_at: register.dump(defects + [d])}
+    out = {root / register_at: register.dump(defects + [d])}
     if in_checkout:
         doc = (root / doc_at).read_text(encoding="utf-8")
         out[root / doc_at] = register.findings_doc(doc, defects + [d])
-    probe = root / PROBES / f"{d.id}.py"
-    if probe.exists():
-        raise UsageError(f"{probe} exists and was not made by this command: not replacing it")
+    if text is not None:
+        probe = root / PROBES / f"{d.id}.py"
+        if probe.exists():
+            raise UsageError(f"{probe} exists and was not made by this command: not replacing it")
+        out[probe] = text
     return out
+
+
+def add(args, destination, register_at: Path, doc_at: Path) -> int:
+    """`register add SWEEP.json --finding N` (cli/register.py hands it over)."""
+    f = load(Path(args.finding), args.index)
+    k = explained(f)
+    if k is not None and (k.catalog or k.limitation or k.id in {d.id for d in register.load()}):
+        print(f"{f.function} {f.transform} {f.symptom}: registered already (harness/sweep/known.py: {k.id}"
+              f"{', a documented limitation' if k.limitation else ''}); nothing written")
+        return 0
+    ident = _ident(f, k, args.klass)
+    d = entry(f, ident, args.title)
+    root, in_checkout = destination(args.out)
+    in_place = resources.probes_dir() / "sweep" / f"{ident}.py"
+    # a class declared in known.py with its reproducer already written: the entry only
+    text = None if k is not None and in_place.is_file() and not args.reproducer else reproducer(f, d, args.reproducer)
+    todo = plan(d, text, root, in_checkout, register_at, doc_at)
+    for path, body in sorted(todo.items(), key=lambda kv: kv[0] == root / register_at):
+        atomic.write_text(path, body)   # the register last: the reproducer exists before it names it
+        print(f"wrote {path}")
+    if k is not None:
+        print(f"{f.function} {f.transform} at {f.corner}: {f.symptom}: its class {ident} is declared in "
+              f"harness/sweep/known.py; registered (open){', its reproducer kept' if text is None else ''}")
+    else:
+        print(f"{f.function} {f.transform} at {f.corner}: {f.symptom}: registered as {ident} (open). Declare it: "
+              f"append {known_line(f, d)} to KNOWN in harness/sweep/known.py (tests/cases/test_sweep_register.py "
+              "holds the register to it)")
+    print(f"`mlx-vjpcheck handoff {ident}` writes its issue" + ("" if in_checkout else
+                                                                 "; copy the files into the checkout"))
+    return 0
+
+
+def _ident(f: SweepFinding, k, klass: str | None) -> str:
+    if k is not None:   # declared in known.py without its register entry: that class
+        if klass and f"{f.short}__{klass}" != k.id:
+            raise UsageError(f"--class {klass}: the finding is declared as {k.id} in harness/sweep/known.py")
+        return k.id
+    klass = klass or f.default_class()
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", klass):
+        raise UsageError(f"--class {klass!r}: a lower-case name (letters, digits, underscores)")
+    return f"{f.short}__{klass}"
 
 
 def add_lines(found: list, sweep_json) -> list:
@@ -203,4 +252,5 @@ def add_lines(found: list, sweep_json) -> list:
             f"{shlex.quote(str(sweep_json))} --finding {i}" for i, f in enumerate(found) if not f["explained"]]
 
 
-__all__ = ["add_lines", "is_sweep", "load", "explained", "entry", "known_line", "reproducer", "plan", "form_problem"]
+__all__ = ["add", "add_lines", "is_sweep", "load", "explained", "entry", "known_line", "reproducer", "plan",
+           "form_problem"]

@@ -179,7 +179,10 @@ def test_it_never_replaces_a_file_it_did_not_make(tmp_path, capsys, monkeypatch)
 
 
 def test_outside_a_checkout_it_asks_for_out(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(register, "PATH", tmp_path / "site" / "mlx_vjpcheck" / "cases" / "defects.json")
+    site = tmp_path / "site" / "mlx_vjpcheck" / "cases" / "defects.json"   # an installed register, no checkout
+    site.parent.mkdir(parents=True)
+    shutil.copyfile(register.PATH, site)
+    monkeypatch.setattr(register, "PATH", site)
     rc, _, err = _main(["register", "add", _finding(tmp_path), "--class", "toy_class"], capsys)
     assert rc == 2 and "give --out DIR" in err
 

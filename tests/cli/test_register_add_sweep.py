@@ -156,10 +156,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, unexplained_sign, ar
 
 def test_a_taken_id_or_an_existing_reproducer_is_not_replaced(tmp_path, unexplained_sign):
     f = register_sweep.load(Path(_sweep(tmp_path, SIGN_FINDING)), 0)
-    taken = register_sweep.entry(f, "shapeless_grad_shape", None)   # the id of sign's registered class
+    taken = register_sweep.entry(f, SIGN, None)   # the id of sign's registered class
     with pytest.raises(UsageError, match="is taken"):
         register_sweep.plan(taken, HAND, tmp_path / "o", False, Path("d.json"), Path("doc.md"))
-    d = register_sweep.entry(f, "another", None)
+    d = register_sweep.entry(f, "sign__another", None)
     there = tmp_path / "o" / "probes" / "sweep" / f"{d.id}.py"
     there.parent.mkdir(parents=True)
     there.write_text("mine\n")
@@ -193,3 +193,28 @@ def test_the_generator_leaves_special_value_corners_to_the_sweeps_oracle():
     assert text is None and "special-value corner" in why
     F.record = {"entry": "mx.ceil", "corner": "generic", "seed": 0}
     assert sweep_reproducer.render(F(), d)[0] is not None   # control: at the generic point it writes one
+
+
+def test_a_class_declared_by_hand_without_its_entry_gets_the_entry_only(tmp_path, capsys, monkeypatch):
+    """known.py declares a class and probes/sweep/ holds its reproducer, but the register has no
+    entry (a Known appended by hand): register add writes that class's entry, keeps the
+    reproducer, and the three agree again."""
+    without = tmp_path / "defects.json"
+    without.write_text(register.dump([d for d in register.load() if d.id != SIGN]))
+    monkeypatch.setattr(register, "PATH", without)
+    out = tmp_path / "out"
+    rc, stdout, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0",
+                             "--out", str(out)], capsys)
+    assert (rc, err) == (0, "")
+    assert _made(out) == ["harness/cases/defects.json"]   # the reproducer in place is kept, not rewritten
+    assert "declared in harness/sweep/known.py" in stdout and "reproducer kept" in stdout
+    monkeypatch.undo()
+    written = register.load(out / "harness" / "cases" / "defects.json")
+    assert [d.id for d in register.sweep_entries(written)][-1] == SIGN
+    stems = {p.stem for p in (ROOT / "probes" / "sweep").glob("*.py")}
+    assert declared.sweep_problems(written, known.KNOWN, stems) == []
+    # a --class naming another class is refused: the declaration decides the id
+    monkeypatch.setattr(register, "PATH", without)
+    rc, _, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0", "--class", "other",
+                        "--out", str(tmp_path / "o2")], capsys)
+    assert rc == 2 and "declared as sign__shapeless_grad_shape" in err
