@@ -246,10 +246,18 @@ def _ident(f: SweepFinding, k, klass: str | None) -> str:
 
 
 def add_lines(found: list, sweep_json) -> list:
-    """For `sweep`: per unexplained finding, the command line that registers it."""
+    """For `sweep`: per finding no register entry holds (unexplained, or explained by a class
+    declared in known.py that the register lacks), the command line that registers it."""
     import shlex
-    return [f"new signature ({', '.join(f['signature'])}): register it with  mlx-vjpcheck register add "
-            f"{shlex.quote(str(sweep_json))} --finding {i}" for i, f in enumerate(found) if not f["explained"]]
+    registered = {d.id for d in register.load()}
+    out = []
+    for i, f in enumerate(found):
+        if f["explained"] and (f["limitation"] or f["explained"] in registered):
+            continue
+        what = "new signature" if not f["explained"] else f"class {f['explained']} has no register entry"
+        out.append(f"{what} ({', '.join(f['signature'])}): register it with  mlx-vjpcheck register add "
+                   f"{shlex.quote(str(sweep_json))} --finding {i}")
+    return out
 
 
 __all__ = ["add", "add_lines", "is_sweep", "load", "explained", "entry", "known_line", "reproducer", "plan",

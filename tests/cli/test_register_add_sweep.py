@@ -169,11 +169,17 @@ def test_a_taken_id_or_an_existing_reproducer_is_not_replaced(tmp_path, unexplai
 
 
 def test_sweep_prints_the_register_add_line_for_each_unexplained_finding(tmp_path):
-    found = [{"signature": list(SIGN_FINDING[:1] + SIGN_FINDING[2:]), "explained": SIGN},
-             {"signature": ["mx.cos", "vjp", "generic", "wrong value"], "explained": None}]
+    found = [{"signature": list(SIGN_FINDING[:1] + SIGN_FINDING[2:]), "explained": SIGN, "limitation": ""},
+             {"signature": ["mx.cos", "vjp", "generic", "wrong value"], "explained": None, "limitation": ""},
+             {"signature": ["mx.as_strided", "any", "generic", "signal SIGSEGV"],
+              "explained": "as_strided__invalid_memory", "limitation": "documented"},
+             {"signature": ["mx.cos", "jvp", "generic", "wrong value"], "explained": "cos__by_hand", "limitation": ""}]
     lines = register_sweep.add_lines(found, tmp_path / "my sweep" / "sweep.json")
+    where = tmp_path / "my sweep" / "sweep.json"
     assert lines == [f"new signature (mx.cos, vjp, generic, wrong value): register it with  mlx-vjpcheck "
-                     f"register add '{tmp_path / 'my sweep' / 'sweep.json'}' --finding 1"]
+                     f"register add '{where}' --finding 1",
+                     f"class cos__by_hand has no register entry (mx.cos, jvp, generic, wrong value): register it "
+                     f"with  mlx-vjpcheck register add '{where}' --finding 3"]
 
 
 def test_the_generator_says_what_it_cannot_write():
