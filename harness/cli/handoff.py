@@ -114,7 +114,7 @@ def _fix(d) -> list:
         return [(f"The attached `{Path(d.patch).name}` (against ml-explore/mlx 846d176, one patch of a series "
                  f"that applies alone) fixes it; the attached `{Path(d.regression_test).name}` is a regression "
                  "test for `python/tests` that fails before the patch and passes after it.")]
-    if getattr(d, "state", "") == "limitation":   # a sweep class no fix is right for: the reason points at MLX's docs or code
+    if getattr(d, "state", "") == "limitation":   # no fix is right for MLX: the reason points at its docs or code
         return [f"No patch is proposed, and none is asked for: {d.reason}."]
     out = [f"No patch is proposed: {d.reason}."]
     if d.kind == "sweep":

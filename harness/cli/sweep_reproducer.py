@@ -40,8 +40,9 @@ fns = {{"forward": lambda *a: [f(*a)], "vjp": lambda *a: mx.vjp(f, list(a[:n]), 
 
 
 def same(got, want, what):
-    g, w = [np.array(x.astype(mx.float32), dtype=np.float64) for x in got], [np.array(x.astype(mx.float32), dtype=np.float64) for x in want]
-    ok = all(a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-3 * max(1.0, np.abs(b).max(initial=0))) for a, b in zip(g, w))
+    g, w = [[np.array(x.astype(mx.float32), dtype=np.float64) for x in xs] for xs in (got, want)]
+    close = lambda a, b: np.allclose(a, b, rtol=1e-3, atol=1e-3 * max(1.0, np.abs(b).max(initial=0)))
+    ok = len(g) == len(w) and all(a.shape == b.shape and close(a, b) for a, b in zip(g, w))
     print(what, "MLX", [a.shape for a in g], "vs", [b.shape for b in w], "ok" if ok else "DIFFERS")
     sys.exit(print("VERDICT: defect " + ("absent" if ok else "present")) or (0 if ok else 1))
 
@@ -84,7 +85,8 @@ def d(u):   # d f(P)[u]; where the steps disagree f is not smooth there (a kink,
 '''
 
 VJP = DIFFERENCES + '''g = np.array(extra["vjp"][0].astype(mx.float32), dtype=np.float64)
-want = [np.array([np.sum(g * d([np.eye(1, p.size, k)[0].reshape(p.shape) if j == i else np.zeros_like(p) for j, p in enumerate(P)])) for k in range(P[i].size)]).reshape(P[i].shape) for i in range(n)]
+unit = lambda i, k: [np.eye(1, p.size, k)[0].reshape(p.shape) if j == i else np.zeros_like(p) for j, p in enumerate(P)]
+want = [np.array([np.sum(g * d(unit(i, k))) for k in range(P[i].size)]).reshape(P[i].shape) for i in range(n)]
 same(fns["vjp"](*L, *extra["vjp"]), [mx.array(w) for w in want], "vjp vs float64 differences:")
 '''
 

@@ -224,3 +224,44 @@ def test_a_class_declared_by_hand_without_its_entry_gets_the_entry_only(tmp_path
     rc, _, err = _main(["register", "add", _sweep(tmp_path, SIGN_FINDING), "--finding", "0", "--class", "other",
                         "--out", str(tmp_path / "o2")], capsys)
     assert rc == 2 and "declared as sign__shapeless_grad_shape" in err
+
+
+WRONG_SIN = '''f = mx.custom_function(lambda x: mx.sin(x))
+
+
+@f.vjp
+def _(primals, cotangent, output):
+    return [2 * cotangent * mx.cos(primals[0])]   # twice the rule
+
+
+@f.jvp
+def _(primals, tangents):
+    return [2 * tangents[0] * mx.cos(primals[0])]
+'''
+
+
+def _generated(function, transform, corner="generic"):
+    class F:
+        pass
+    F.transform, F.record = transform, {"entry": function, "corner": corner, "seed": 0}
+    text, why = sweep_reproducer.render(F(), register.SweepClass("x__y", "t", "m", "r", root_cause="c"))
+    assert text is not None, why
+    return text
+
+
+@pytest.mark.skipif(mlx_version() is None, reason="the generated reproducers run on the installed MLX")
+@pytest.mark.parametrize("transform", ["vjp", "jvp"])
+def test_the_generated_difference_check_tells_a_wrong_rule_from_a_right_one(transform):
+    """sin's own rule passes; the same reproducer around a custom function whose rule is
+    twice sin's says present (and its form stays the house form)."""
+    text = _generated("mx.sin", transform)
+    assert register_sweep.form_problem(text) is None
+    assert register_sweep.shows_defect(text)[0] == 0
+    wrong = text.replace("f = mx.sin\n", WRONG_SIN, 1)
+    assert wrong != text and register_sweep.shows_defect(wrong)[0] == 1
+
+
+@needs_pinned_mlx()
+def test_the_generated_vmap_check_shows_adds_repeated_output_axis():
+    assert register_sweep.shows_defect(_generated("mx.add", "vmap(vjp, in_axes=last)"))[0] == 1
+    assert register_sweep.shows_defect(_generated("mx.add", "vmap(vjp, in_axes=0)"))[0] == 0   # control
