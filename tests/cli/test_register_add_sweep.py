@@ -265,3 +265,18 @@ def test_the_generated_difference_check_tells_a_wrong_rule_from_a_right_one(tran
 def test_the_generated_vmap_check_shows_adds_repeated_output_axis():
     assert register_sweep.shows_defect(_generated("mx.add", "vmap(vjp, in_axes=last)"))[0] == 1
     assert register_sweep.shows_defect(_generated("mx.add", "vmap(vjp, in_axes=0)"))[0] == 0   # control
+
+
+@needs_pinned_mlx()
+def test_sweep_exits_1_on_a_class_the_register_lacks(tmp_path, capsys, monkeypatch):
+    """sign's finding is explained by known.py; with its register entry gone the sweep does
+    not pass: it prints the line that registers it and exits 1 (with it: exit 0)."""
+    argv = ["sweep", "--functions", "mx.sign", "--generic-only", "--jobs", "1", "--out"]
+    rc, out, _ = _main(argv + [str(tmp_path / "a")], capsys)
+    assert rc == 0 and f"[{SIGN}]" in out and "register add" not in out
+    without = tmp_path / "defects.json"
+    without.write_text(register.dump([d for d in register.load() if d.id != SIGN]))
+    monkeypatch.setattr(register, "PATH", without)
+    rc, out, _ = _main(argv + [str(tmp_path / "b")], capsys)
+    assert rc == 1 and f"class {SIGN} has no register entry" in out
+    assert f"register add {tmp_path / 'b' / 'sweep.json'} --finding 0" in out
