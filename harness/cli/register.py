@@ -58,6 +58,16 @@ def add_parser(sub, name):
     a.add_argument("--out", metavar="DIR",
                    help="write under DIR (empty or absent) instead of into the checkout the package runs from")
     a.set_defaults(func=main)
+    b = actions.add_parser("declared", help="register each sweep class harness/sweep/known.py declares that "
+                                            "the register lacks (from its reproducer in probes/sweep/ and its rule)")
+    b.add_argument("--out", metavar="DIR",
+                   help="write under DIR (empty or absent) instead of into the checkout the package runs from")
+    b.set_defaults(func=declared_main)
+
+
+def declared_main(args) -> int:
+    from . import register_sweep
+    return register_sweep.declared(args, destination, REGISTER, DOC)
 
 
 # --- reading the finding ---------------------------------------------------------------------

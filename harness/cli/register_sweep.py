@@ -245,6 +245,56 @@ def _ident(f: SweepFinding, k, klass: str | None) -> str:
     return f"{f.short}__{klass}"
 
 
+# --- classes declared in known.py by hand ------------------------------------------------------
+
+DOCSTRING = re.compile(r'"""(?P<op>[^/\n]+) / (?P<klass>[^:\n]+): (?P<title>[^\n]+)\n'
+                       r'Minimal input: (?P<minimal>[^\n]+?)(?: MLX (?P<mlx>[0-9][0-9.]*)\.)?\n')
+
+
+def from_reproducer(ident: str, rules: list) -> register.SweepClass:
+    """The register entry of a class declared in known.py, read from its reproducer's
+    docstring (the house form: "<op> / <class>: <title>", "Minimal input: ... MLX x.y.z.")."""
+    path = resources.probes_dir() / "sweep" / f"{ident}.py"
+    if not path.is_file():
+        raise UsageError(f"{ident} is declared in harness/sweep/known.py but has no reproducer probes/sweep/{ident}.py")
+    m = DOCSTRING.search(path.read_text(encoding="utf-8"))
+    if m is None or f"{m['op']}__{m['klass']}" != ident:
+        raise UsageError(f"probes/sweep/{ident}.py: its docstring is not '<op> / <class>: <title>' and "
+                         "'Minimal input: ...' (the house form)")
+    try:
+        return register.SweepClass(
+            id=ident, title=m["title"], minimal=m["minimal"].rstrip("."),
+            releases=f"{m['mlx'] or 'the MLX the sweep ran on'} (the release the sweep ran on; others not tested)",
+            root_cause="not analysed beyond the sweep's declaration: " + "; ".join(rules))
+    except register.RegisterError as e:
+        raise UsageError(str(e)) from None
+
+
+def declared(args, destination, register_at: Path, doc_at: Path) -> int:
+    """`register declared`: an entry for each class known.py declares that the register lacks."""
+    from ..sweep import known
+    defects = register.load()
+    have = {d.id for d in defects}
+    wanted = [k.id for k in known.KNOWN if not k.catalog and not k.limitation and k.id not in have]
+    new = [from_reproducer(i, [k.rule for k in known.KNOWN if k.id == i]) for i in dict.fromkeys(wanted)]
+    if not new:
+        print("every class harness/sweep/known.py declares has its register entry; nothing written")
+        return 0
+    root, in_checkout = destination(args.out)
+    if register.dump(defects) != register.PATH.read_text(encoding="utf-8"):
+        raise UsageError(f"{register.PATH} is not in the form this tool writes (edited by hand?): not rewriting it")
+    todo = {root / register_at: register.dump(defects + new)}
+    if in_checkout:
+        todo[root / doc_at] = register.findings_doc((root / doc_at).read_text(encoding="utf-8"), defects + new)
+    for path, body in todo.items():
+        atomic.write_text(path, body)
+        print(f"wrote {path}")
+    for d in new:
+        print(f"registered {d.id} (open; root cause: the declaration's rule); `mlx-vjpcheck handoff {d.id}` "
+              "writes its issue")
+    return 0
+
+
 def add_lines(found: list, sweep_json) -> list:
     """For `sweep`: per finding no register entry holds (unexplained, or explained by a class
     declared in known.py that the register lacks), the command line that registers it."""
@@ -260,5 +310,5 @@ def add_lines(found: list, sweep_json) -> list:
     return out
 
 
-__all__ = ["add", "add_lines", "is_sweep", "load", "explained", "entry", "known_line", "reproducer", "plan",
+__all__ = ["add", "add_lines", "declared", "from_reproducer", "is_sweep", "load", "explained", "entry", "known_line", "reproducer", "plan",
            "form_problem"]

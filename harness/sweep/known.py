@@ -12,8 +12,10 @@ This is the one declaration of where a class shows. Each class declared here tha
 neither a catalog class nor a limitation has one entry in the register's "sweep" list
 (harness/cases/defects.json: status open/fixed/limitation, root cause, fix, gate line),
 which `mlx-vjpcheck handoff <id>` hands over; cases/declared.sweep_problems holds the
-two together (tests/cases/test_sweep_register.py), and `mlx-vjpcheck register add
-SWEEP.json --finding N` writes the entry and prints the Known line to add here.
+two together (tests/cases/test_sweep_register.py). `mlx-vjpcheck register add
+SWEEP.json --finding N` writes the entry of a new finding and prints the Known line to
+add here; `mlx-vjpcheck register declared` writes the entry of a class declared here by
+hand (with its reproducer in probes/sweep/).
 """
 from __future__ import annotations
 

@@ -280,3 +280,34 @@ def test_sweep_exits_1_on_a_class_the_register_lacks(tmp_path, capsys, monkeypat
     rc, out, _ = _main(argv + [str(tmp_path / "b")], capsys)
     assert rc == 1 and f"class {SIGN} has no register entry" in out
     assert f"register add {tmp_path / 'b' / 'sweep.json'} --finding 0" in out
+
+
+# --- `register declared`: classes known.py declares by hand ---------------------------------------
+
+def test_register_declared_writes_the_entries_known_py_declares_and_the_register_lacks(tmp_path, capsys,
+                                                                                       monkeypatch):
+    without = tmp_path / "defects.json"
+    without.write_text(register.dump([d for d in register.load() if d.id != SIGN]))
+    real = next(d for d in register.load() if d.id == SIGN)
+    monkeypatch.setattr(register, "PATH", without)
+    out = tmp_path / "out"
+    rc, stdout, err = _main(["register", "declared", "--out", str(out)], capsys)
+    assert (rc, err) == (0, "") and f"registered {SIGN} (open" in stdout
+    assert _made(out) == ["harness/cases/defects.json"]
+    written = register.load(out / "harness" / "cases" / "defects.json")
+    d = register.sweep_entries(written)[-1]
+    assert (d.id, d.title, d.minimal, d.state) == (SIGN, real.title, real.minimal, "open")
+    assert all(k.rule in d.root_cause for k in known.KNOWN if k.id == SIGN)
+    stems = {p.stem for p in (ROOT / "probes" / "sweep").glob("*.py")}
+    assert declared.sweep_problems(written, known.KNOWN, stems) == []
+    monkeypatch.undo()
+    rc, stdout, _ = _main(["register", "declared", "--out", str(tmp_path / "o2")], capsys)   # all registered
+    assert rc == 0 and "nothing written" in stdout and not (tmp_path / "o2").exists()
+
+
+def test_register_declared_needs_the_reproducer(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(known, "KNOWN", known.KNOWN + (known.Known("cos__no_file", ("mx.cos",), "vjp", "wrong value",
+                                                                   "made up"),))
+    rc, _, err = _main(["register", "declared", "--out", str(tmp_path / "o")], capsys)
+    assert rc == 2 and "no reproducer probes/sweep/cos__no_file.py" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
