@@ -310,5 +310,5 @@ def add_lines(found: list, sweep_json) -> list:
     return out
 
 
-__all__ = ["add", "add_lines", "declared", "from_reproducer", "is_sweep", "load", "explained", "entry", "known_line", "reproducer", "plan",
-           "form_problem"]
+__all__ = ["add", "add_lines", "declared", "from_reproducer", "is_sweep", "load", "explained", "entry",
+           "known_line", "reproducer", "plan", "form_problem"]
