@@ -155,3 +155,14 @@ def test_fix_notes_merge_into_their_sweep_entries(everything):
 def test_a_bad_note_is_refused(everything, notes, match):
     with pytest.raises(register.RegisterError, match=match):
         register.with_notes(everything, notes)
+
+
+def test_a_stale_sweep_table_is_noticed(everything):
+    """Negative control: an edited sweep row no longer matches what the register renders."""
+    doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    assert register.findings_doc(doc, everything) == doc
+    d = register.sweep_entries(everything)[0]
+    edited = doc.replace(f"| {d.id} |", f"| {d.id}_edited |", 1)
+    assert edited != doc and register.findings_doc(edited, everything) == doc
+    fewer = [x for x in everything if x.id != d.id]
+    assert register.findings_doc(doc, fewer) != doc
