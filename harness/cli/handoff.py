@@ -127,8 +127,9 @@ def _found_by(d) -> list:
     if d.kind != "sweep":
         return ["Found and checked with mlx-vjpcheck (float64 reference rules for MLX's VJPs)."]
     from ..sweep import known
-    shows = [f"`{', '.join(k.functions)}` under `{k.transform}`: {k.symptom}"
-             for k in known.KNOWN if k.id == d.id]
+    shows = [f"`{', '.join(k.functions)}` under " + ("any transform" if k.transform == "any" else f"`{k.transform}`")
+             + ": " + (f"the process dies (`{k.symptom}`)" if k.symptom.startswith("signal") else k.symptom)
+             for k in known.KNOWN if k.id == d.id]   # its Known entries (fnmatch patterns)
     return ["Found by `mlx-vjpcheck sweep` (reference-free: each function of MLX's public API evaluated in "
             "float64 on the CPU and differentiated numerically, each transform against eager), which sees it "
             "in " + "; ".join(shows) + "."]

@@ -50,7 +50,7 @@ def test_a_sweep_class_gets_issue_and_reproducer_and_validates(sweep_one):
     assert "mlx_tests.MLXTestCase" in issue and "class Test" in issue
     assert "mlx-vjpcheck sweep" in issue
     for k in (k for k in known.KNOWN if k.id == SWEEP_ONE):   # where the sweep sees it, from its Known entries
-        assert f"`{', '.join(k.functions)}` under `{k.transform}`" in issue
+        assert f"`{', '.join(k.functions)}` under `{k.transform}`: {k.symptom}" in issue
     lines, passed = evidence.check(load.load(out))
     assert passed, lines
 
@@ -135,3 +135,8 @@ def test_an_unknown_sweep_class_is_one_line_and_exit_2(tmp_path):
     p = run_cli("handoff", "sign__no_such_class", "--out", tmp_path / "out")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert SWEEP_ONE in p.stderr   # the list of known ids names the sweep's classes too
+
+
+def test_a_crash_class_says_the_process_dies_under_any_transform():
+    text = handoff.issue_text(_entry("flip__shapeless_vjp_heap_overflow"), "", 1, "0.32.4", "Linux x86_64")
+    assert "`mx.flip` under any transform: the process dies (`signal SIG*`)" in text
