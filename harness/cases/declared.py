@@ -103,7 +103,7 @@ def sweep_problems(defects, known, reproducers) -> list:
     for i in sorted(declared):
         if ids.count(i) != 1:
             out.append(f"Known({i!r}) of harness/sweep/known.py: {ids.count(i)} sweep entries in "
-                       "defects.json, not 1 (mlx-vjpcheck register add registers a sweep finding)")
+                       "defects.json, not 1 (`mlx-vjpcheck register declared` writes it)")
     for i in sorted(set(ids) - declared):
         out.append(f"sweep entry {i} of defects.json: no Known({i!r}) in harness/sweep/known.py matches "
                    "it (a catalog class or a limitation is not a sweep entry)")

@@ -54,7 +54,7 @@ def test_negative_control_a_known_not_in_the_register_is_caught(everything):
     new = known.KNOWN + (known.Known("cos__new_class", ("mx.cos",), "vjp", "wrong value", "made up"),)
     assert declared.sweep_problems(everything, new, _stems()) == [
         "Known('cos__new_class') of harness/sweep/known.py: 0 sweep entries in defects.json, not 1 "
-        "(mlx-vjpcheck register add registers a sweep finding)"]
+        "(`mlx-vjpcheck register declared` writes it)"]
     gone = [d for d in everything if d.id != "flip__shapeless_vjp_heap_overflow"]
     assert any("Known('flip__shapeless_vjp_heap_overflow')" in p
                for p in declared.sweep_problems(gone, known.KNOWN, _stems()))
