@@ -352,15 +352,32 @@ def with_notes(defects, notes: dict) -> list:
         fix = {("state" if k == "status" else k): v for k, v in note.items()}
         if fix.get("state") == "fixed":
             fix.setdefault("reason", "")
-        if fix.get("state") in ("open", "limitation"):
+        if fix.get("state") in ("open", "limitation"):   # what a fix record held goes with it
             fix.setdefault("patch", "")
             fix.setdefault("gate", "")
+        if fix.get("state") == "limitation":
+            fix.setdefault("regression_test", "")
         return dataclasses.replace(d, **fix)
     return [merged(d) for d in defects]
 
 
 def _notes(folder: Path) -> dict:
-    return {f.stem: jsonio.loads(f.read_text(encoding="utf-8")) for f in sorted(folder.glob("*.json"))}
+    """<id>.json notes as with_notes takes them: an "id" field must be the file's stem; paths
+    may start with "patch/"; null is an absent field; status "not a fix: <why>" is a
+    limitation whose reason is <why>."""
+    out = {}
+    for f in sorted(folder.glob("*.json")):
+        note = {k: v for k, v in jsonio.loads(f.read_text(encoding="utf-8")).items() if v is not None}
+        if note.pop("id", f.stem) != f.stem:
+            raise RegisterError(f"{f}: its id is not its file name")
+        for k in ("patch", "regression_test"):
+            if k in note and note[k].startswith("patch/"):
+                note[k] = note[k][len("patch/"):]
+        status = note.get("status", "")
+        if status.startswith("not a fix:"):
+            note.update(status="limitation", reason=status.split(":", 1)[1].strip())
+        out[f.stem] = note
+    return out
 
 
 if __name__ == "__main__":

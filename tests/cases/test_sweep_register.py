@@ -81,7 +81,9 @@ def test_each_sweep_entry_reads_its_reproducer_and_is_not_a_catalog_entry(everyt
 # --- the entry's own rules -------------------------------------------------------------------
 
 def _load_with(tmp_path, edit):
+    """The register with its first sweep entry made open (whatever it is now), then edited."""
     data = json.loads(register.PATH.read_text(encoding="utf-8"))
+    data["sweep"][0].update(status="open", reason="not yet", patch="", regression_test="", gate="")
     edit(data["sweep"][0])
     bad = tmp_path / "defects.json"
     bad.write_text(json.dumps(data))
@@ -149,7 +151,7 @@ def test_fix_notes_merge_into_their_sweep_entries(everything):
     ({"nothing__here": {"status": "open"}}, "no sweep class"),
     ({"topk__tie_misroute": {"status": "open"}}, "no sweep class"),   # a catalog entry is not merged
     ({"sign__shapeless_grad_shape": {"colour": "red"}}, "fields must be"),
-    ({"sign__shapeless_grad_shape": {"status": "fixed", "patch": "x.diff"}}, "sign__shapeless_grad_shape"),
+    ({"sign__shapeless_grad_shape": {"status": "fixed", "patch": "../x.diff"}}, "sign__shapeless_grad_shape"),
     ({"var__zero_size_hang": {"status": "limitation", "reason": "upstream would not want it"}}, "points at MLX"),
 ])
 def test_a_bad_note_is_refused(everything, notes, match):
@@ -166,3 +168,23 @@ def test_a_stale_sweep_table_is_noticed(everything):
     assert edited != doc and register.findings_doc(edited, everything) == doc
     fewer = [x for x in everything if x.id != d.id]
     assert register.findings_doc(doc, fewer) != doc
+
+
+def test_notes_in_the_patch_writers_form_are_read(tmp_path, everything):
+    """id = file name, "patch/" prefixes, nulls, and "not a fix: <why>" as a limitation."""
+    (tmp_path / "sign__shapeless_grad_shape.json").write_text(json.dumps(
+        {"id": "sign__shapeless_grad_shape", "patch": "patch/50-sign.diff", "regression_test": "patch/tests/test_s.py",
+         "root_cause": "why", "gate": "a gate line", "status": "fixed"}))
+    (tmp_path / "var__zero_size_hang.json").write_text(json.dumps(
+        {"id": "var__zero_size_hang", "patch": None, "regression_test": None, "root_cause": "r", "gate": None,
+         "status": "not a fix: a design decision for MLX (mlx/primitives.cpp, DynamicSlice::output_shapes)"}))
+    notes = register._notes(tmp_path)
+    assert notes["sign__shapeless_grad_shape"]["patch"] == "50-sign.diff"
+    assert notes["var__zero_size_hang"] == {"root_cause": "r", "status": "limitation",
+                                            "reason": "a design decision for MLX (mlx/primitives.cpp, "
+                                                      "DynamicSlice::output_shapes)"}
+    by = {d.id: d for d in register.with_notes(everything, notes)}
+    assert by["var__zero_size_hang"].state == "limitation" and by["sign__shapeless_grad_shape"].state == "fixed"
+    (tmp_path / "var__zero_size_hang.json").write_text(json.dumps({"id": "other__id"}))
+    with pytest.raises(register.RegisterError, match="not its file name"):
+        register._notes(tmp_path)

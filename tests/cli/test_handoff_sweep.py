@@ -21,12 +21,19 @@ from mlx_vjpcheck.sweep import known
 from mlx_vjpcheck.validation import evidence
 
 needs_mlx = pytest.mark.skipif(mlx_version() is None, reason="handoff runs each reproducer on the installed MLX")
-SWEEP_ONE = "sign__shapeless_grad_shape"
+# the end-to-end handoff takes a sweep class that needs no patch file (not fixed: open or a limitation)
+SWEEP_ONE = next((d.id for d in register.sweep_entries(register.load()) if d.status != "fixed"),
+                 "slice_update__shapeless_update_grad_shape")
 MLX_TESTS = "import unittest\nMLXTestCase = unittest.TestCase\n\n\ndef MLXTestRunner():\n    unittest.main()\n"
 
 
 def _entry(i=SWEEP_ONE):
     return next(d for d in register.load() if d.id == i)
+
+
+def _open(i="sign__shapeless_grad_shape"):
+    """The class as the register holds an open one (no patch yet), whatever its status now."""
+    return dataclasses.replace(_entry(i), state="open", reason="not yet", patch="", regression_test="", gate="")
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +49,14 @@ def test_a_sweep_class_gets_issue_and_reproducer_and_validates(sweep_one):
     out, p = sweep_one
     d = _entry()
     (e,) = json.loads((out / paths.HANDOFF).read_text())["findings"]
-    assert (e["id"], e["op"], e["class"], e["status"]) == (SWEEP_ONE, "sign", "shapeless_grad_shape", "not fixed")
+    assert (e["id"], e["op"], e["class"], e["status"]) == (SWEEP_ONE, d.op, d.klass, "not fixed")
     assert set(e["files"]) == {"issue", "reproducer"}
     assert (out / e["files"]["reproducer"]).read_text() == (ROOT / "probes" / "sweep" / f"{SWEEP_ONE}.py").read_text()
     issue = (out / e["files"]["issue"]).read_text()
     assert d.root_cause in issue and d.reproducer().rstrip() in issue and d.reason in issue
-    assert "mlx_tests.MLXTestCase" in issue and "class Test" in issue
+    # an open class's issue quotes its MLX-style test; a limitation's neither a patch nor a test
+    assert ("mlx_tests.MLXTestCase" in issue) == (d.state == "open")
+    assert ("none is asked for" in issue) == (d.state == "limitation")
     assert "mlx-vjpcheck sweep" in issue
     for k in (k for k in known.KNOWN if k.id == SWEEP_ONE):   # where the sweep sees it, from its Known entries
         assert f"`{', '.join(k.functions)}` under `{k.transform}`: {k.symptom}" in issue
@@ -73,7 +82,7 @@ def _run_test(tmp_path, source: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("i", ["sign__shapeless_grad_shape", "flip__shapeless_vjp_heap_overflow"])
 def test_the_generated_test_fails_while_the_defect_is_present(tmp_path, i):
     """(flip's defect ends the process: the test still fails, it does not die.)"""
-    p = _run_test(tmp_path, handoff.mlx_test(_entry(i)))
+    p = _run_test(tmp_path, handoff.mlx_test(_open(i)))
     assert p.returncode == 1 and "FAILED (failures=1)" in p.stderr, p.stderr[-2000:]
 
 
@@ -98,6 +107,7 @@ def test_negative_control_the_generated_test_passes_when_the_reproducer_says_abs
 
 def test_the_generated_test_holds_the_reproducer_verbatim():
     for d in register.sweep_entries(register.load()):
+        d = _open(d.id) if d.state != "limitation" else d   # the generated test (a fixed class has its file)
         src = handoff.mlx_test(d)
         ns = {}
         compile(src, "test.py", "exec")
@@ -107,14 +117,14 @@ def test_the_generated_test_holds_the_reproducer_verbatim():
 
 
 def test_a_limitation_is_an_issue_without_patch_or_test():
-    d = dataclasses.replace(_entry(), state="limitation",
+    d = dataclasses.replace(_open(), state="limitation",
                             reason="MLX documents that shapeless compile of shape-dependent code may not work "
                                    "(docs/src/usage/compile.rst)")
     assert d.status == "not fixed"
     text = handoff.issue_text(d, "VERDICT: defect present", 1, "0.32.4", "Linux x86_64")
     assert "none is asked for" in text and d.reason in text
     assert "MLXTestCase" not in text and ".diff" not in text
-    open_text = handoff.issue_text(_entry(), "VERDICT: defect present", 1, "0.32.4", "Linux x86_64")
+    open_text = handoff.issue_text(_open(), "VERDICT: defect present", 1, "0.32.4", "Linux x86_64")
     assert "MLXTestCase" in open_text   # control: the open class's issue has its test
 
 
@@ -122,7 +132,7 @@ def test_a_fixed_sweep_class_hands_over_its_patch_and_test(tmp_path, monkeypatch
     """Once the register says fixed, the handoff copies the patch and the test of the series
     (the files the validator compares), and the issue names them."""
     from mlx_vjpcheck.validation.handoff import expected_files, packaged
-    d = dataclasses.replace(_entry(), state="fixed", reason="", patch="16-full-vjp-identity.diff",
+    d = dataclasses.replace(_open(), state="fixed", reason="", patch="16-full-vjp-identity.diff",
                             regression_test="tests/test_full_value_scaled.py", gate="a gate line")
     assert set(expected_files(d)) == {"issue", "reproducer", "patch", "regression_test"}
     assert all(p.is_file() for p in packaged(d).values())
