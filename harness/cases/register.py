@@ -374,8 +374,9 @@ def _notes(folder: Path) -> dict:
             if k in note and note[k].startswith("patch/"):
                 note[k] = note[k][len("patch/"):]
         status = note.get("status", "")
-        if status.startswith("not a fix:"):
-            note.update(status="limitation", reason=status.split(":", 1)[1].strip())
+        if status.startswith("not a fix:"):   # what was measured of it joins the reason: a limitation has no gate
+            reason = status.split(":", 1)[1].strip()
+            note.update(status="limitation", reason=reason + (f" ({note.pop('gate')})" if note.get("gate") else ""))
         out[f.stem] = note
     return out
 

@@ -176,13 +176,13 @@ def test_notes_in_the_patch_writers_form_are_read(tmp_path, everything):
         {"id": "sign__shapeless_grad_shape", "patch": "patch/50-sign.diff", "regression_test": "patch/tests/test_s.py",
          "root_cause": "why", "gate": "a gate line", "status": "fixed"}))
     (tmp_path / "var__zero_size_hang.json").write_text(json.dumps(
-        {"id": "var__zero_size_hang", "patch": None, "regression_test": None, "root_cause": "r", "gate": None,
+        {"id": "var__zero_size_hang", "patch": None, "regression_test": None, "root_cause": "r", "gate": "measured",
          "status": "not a fix: a design decision for MLX (mlx/primitives.cpp, DynamicSlice::output_shapes)"}))
     notes = register._notes(tmp_path)
     assert notes["sign__shapeless_grad_shape"]["patch"] == "50-sign.diff"
     assert notes["var__zero_size_hang"] == {"root_cause": "r", "status": "limitation",
                                             "reason": "a design decision for MLX (mlx/primitives.cpp, "
-                                                      "DynamicSlice::output_shapes)"}
+                                                      "DynamicSlice::output_shapes) (measured)"}
     by = {d.id: d for d in register.with_notes(everything, notes)}
     assert by["var__zero_size_hang"].state == "limitation" and by["sign__shapeless_grad_shape"].state == "fixed"
     (tmp_path / "var__zero_size_hang.json").write_text(json.dumps({"id": "other__id"}))
