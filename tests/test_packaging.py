@@ -113,6 +113,23 @@ def test_handoff_from_the_wheel(installed):
     assert v.returncode == 0, v.stdout[-2000:] + v.stderr
 
 
+def test_handoff_of_a_sweep_class_from_the_wheel(installed):
+    """A sweep class's reproducer (probes/sweep/) and register entry are package data (and,
+    for a fixed one, its patch and test, as a catalog finding's)."""
+    py, work = installed
+    i = "expand_dims__vmap_multi_axis"
+    p = _run(installed, "handoff", i, "--out", work / "handoff-sweep")
+    assert p.returncode == 0, p.stderr
+    d = work / "handoff-sweep" / i
+    assert (d / f"{i}.py").read_bytes() == (ROOT / "probes" / "sweep" / f"{i}.py").read_bytes()
+    entry = json.loads((work / "handoff-sweep" / "handoff.json").read_text())["findings"][0]
+    tests = [f for role, f in entry["files"].items() if role == "regression_test"]
+    assert "mlx_tests.MLXTestCase" in (d / "ISSUE.md").read_text() + "".join(
+        (work / "handoff-sweep" / f).read_text() for f in tests)
+    v = _run(installed, "validate", work / "handoff-sweep")
+    assert v.returncode == 0, v.stdout[-2000:] + v.stderr
+
+
 def test_three_second_fuzz_from_the_wheel(installed):
     py, work = installed
     p = _run(installed, "fuzz", "--time", "3", "--seed", "0", "--db", "none", "--no-progress",

@@ -3,6 +3,12 @@ files that describe them: the defect register (cases/defects.json), the catalog'
 defect tags, and the regression corpus (harness/regressions/). Each function returns
 the disagreements as one line each; tests/cases/test_known_defects.py holds them to
 none, so a defect is declared once, on its op, and the files follow it.
+
+The sweep's classes likewise: what a class matches is declared once, by the `Known`
+entries of its id (harness/sweep/known.py); `sweep_problems` holds the register's
+sweep entries and the reproducers in probes/sweep/ to those declarations
+(tests/cases/test_sweep_register.py). The declarations are passed in: this stage
+does not import the sweep.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ def register_problems(defects, records: dict) -> list:
     transform of the oracle that alone shows it)."""
     declared, out = _declared(records), []
     by_id = {}
-    for d in defects:
+    for d in (d for d in defects if d.kind == "catalog"):   # sweep classes: sweep_problems
         by_id.setdefault(d.id, []).append(d)
         k = declared.get((d.op, d.klass))
         if k is None:
@@ -57,7 +63,7 @@ def catalog_problems(scenarios, records: dict, defects) -> list:
     carried = {(s.op, t) for s in scenarios for t in s.defect_tags}
     for op, tag in sorted(carried - set(declared)):
         out.append(f"catalog: op {op} carries tag {tag!r}, which no KnownDefect of {op} declares")
-    outside = {(d.op, d.klass) for d in defects if d.outside_catalog.strip()}
+    outside = {(d.op, d.klass) for d in defects if d.kind == "catalog" and d.outside_catalog.strip()}
     outside |= {key for key, k in declared.items() if k.unregistered}   # the corpus holds them
     for key in sorted(set(declared) - carried - outside):
         out.append(f"KnownDefect({key[1]!r}) of {key[0]}: no catalog scenario carries it "
@@ -79,4 +85,34 @@ def corpus_problems(entries, records: dict) -> list:
     for (op, tag), k in sorted(declared.items()):
         if k.unregistered and (op, tag) not in held:
             out.append(f"KnownDefect({tag!r}) of {op}: unregistered, yet no corpus entry holds it")
+    return out
+
+
+def sweep_problems(defects, known, reproducers) -> list:
+    """The register's sweep classes against the sweep's declarations (`known`: Known
+    entries, harness/sweep/known.py's KNOWN) and the reproducer files (`reproducers`:
+    the stems of probes/sweep/*.py). A declaration of a defect (not a catalog class, not
+    a documented limitation of the checker's) has exactly one register entry of its id;
+    every sweep entry is declared; every sweep entry has its reproducer, and every
+    reproducer is a sweep entry's; a catalog class named by a declaration is a catalog
+    entry of the register."""
+    entries = [d for d in defects if d.kind == "sweep"]
+    catalog = {d.id for d in defects if d.kind == "catalog"}
+    declared = {k.id for k in known if not k.catalog and not k.limitation}
+    out, ids = [], [d.id for d in entries]
+    for i in sorted(declared):
+        if ids.count(i) != 1:
+            out.append(f"Known({i!r}) of harness/sweep/known.py: {ids.count(i)} sweep entries in "
+                       "defects.json, not 1 (`mlx-vjpcheck register declared` writes it)")
+    for i in sorted(set(ids) - declared):
+        out.append(f"sweep entry {i} of defects.json: no Known({i!r}) in harness/sweep/known.py matches "
+                   "it (a catalog class or a limitation is not a sweep entry)")
+    files = set(reproducers)
+    for i in sorted(set(ids) - files):
+        out.append(f"sweep entry {i}: no reproducer probes/sweep/{i}.py")
+    for i in sorted(files - set(ids)):
+        out.append(f"probes/sweep/{i}.py: no sweep entry of that id in defects.json")
+    for k in known:
+        if k.catalog and k.id not in catalog:
+            out.append(f"Known({k.id!r}, catalog=True): no catalog entry of that id in defects.json")
     return out

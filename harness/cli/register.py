@@ -1,7 +1,9 @@
 """`mlx-vjpcheck register add FINDING`: a fuzz (or sweep) finding becomes a defect register
 entry (harness/cases/defects.json), a regression-corpus entry
 (harness/regressions/<signature>.json) and a reproducer (probes/findings/<id>.py), with
-no file edited by hand.
+no file edited by hand. A sweep's finding (FINDING a sweep.json, with --finding N)
+becomes a sweep entry of the register and a reproducer in probes/sweep/ instead
+(cli/register_sweep.py).
 
 FINDING is a finding file of a fuzz output directory (findings/<signature>.json). A
 signature the project holds already (the corpus, or a register entry's fuzz_signature)
@@ -42,7 +44,13 @@ def add_parser(sub, name):
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     a = actions.add_parser("add", help="register one finding (findings/<signature>.json of a fuzz run)",
                            description=__doc__.split("\n\n")[0])
-    a.add_argument("finding", metavar="FINDING", help="a finding file: findings/<signature>.json of a fuzz output")
+    a.add_argument("finding", metavar="FINDING", help="a finding file: findings/<signature>.json of a fuzz output, "
+                                                     "or a sweep's sweep.json with --finding N")
+    a.add_argument("--finding", dest="index", type=int, metavar="N",
+                   help="with a sweep.json: its N-th finding (0-based, as `sweep` prints it)")
+    a.add_argument("--reproducer", metavar="FILE",
+                   help="with a sweep finding: a reproducer reduced by hand (mlx + numpy, exit 1 while the defect "
+                        "is present); default: generated where the generator can, and run here first")
     a.add_argument("--class", dest="klass", metavar="NAME",
                    help="the defect class (lower-case name; default: from the signature's oracle and kind); "
                         "a class the op has registered already adds the corpus entry only")
@@ -50,6 +58,16 @@ def add_parser(sub, name):
     a.add_argument("--out", metavar="DIR",
                    help="write under DIR (empty or absent) instead of into the checkout the package runs from")
     a.set_defaults(func=main)
+    b = actions.add_parser("declared", help="register each sweep class harness/sweep/known.py declares that "
+                                            "the register lacks (from its reproducer in probes/sweep/ and its rule)")
+    b.add_argument("--out", metavar="DIR",
+                   help="write under DIR (empty or absent) instead of into the checkout the package runs from")
+    b.set_defaults(func=declared_main)
+
+
+def declared_main(args) -> int:
+    from . import register_sweep
+    return register_sweep.declared(args, destination, REGISTER, DOC)
 
 
 # --- reading the finding ---------------------------------------------------------------------
@@ -223,6 +241,16 @@ def _render(d, files_out: dict, root: Path, defects: list, in_checkout: bool) ->
 
 
 def main(args) -> int:
+    from . import register_sweep
+    try:
+        sweep = register_sweep.is_sweep(files.read_json(Path(args.finding)))
+    except files.ScenarioFileError as e:
+        raise UsageError(str(e)) from None
+    if sweep:
+        return register_sweep.add(args, destination, REGISTER, DOC)
+    if args.index is not None or args.reproducer:
+        raise UsageError(f"{args.finding}: --finding and --reproducer are for a sweep's sweep.json, "
+                         "and this is no sweep")
     f = Finding(Path(args.finding))
     where = register.known_signatures().get(f.signature)
     if where:

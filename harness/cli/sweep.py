@@ -4,7 +4,8 @@ transform, reference-free (gradcheck), in crash-isolated workers; one finding pe
 signature (function, transform, corner class, symptom), written to --out/sweep.json.
 Each finding is matched against the registered classes (sweep/known.py). Exit 0: every
 finding is explained by a registered class or a documented limitation; 1: some finding
-is unexplained (new); 2: bad input."""
+is unexplained (new), or its class has no entry in the defect register (each such
+finding gets its `register add` line); 2: bad input."""
 from __future__ import annotations
 
 import os
@@ -70,17 +71,22 @@ def main(args) -> int:
     with rundir.staged(args.out, "sweep", args.replace) as tmp:
         atomic.write_json(tmp / paths.SWEEP, doc)
         atomic.write_json(tmp / paths.ENVIRONMENT, doc["environment"])
-    _print(result, found, args.out)
-    return 1 if run.unexplained(found) else 0
+    unregistered = _print(result, found, args.out)
+    return 1 if run.unexplained(found) or unregistered else 0
 
 
-def _print(result, found, out) -> None:
+def _print(result, found, out) -> int:
     for f in found:
         fn, transform, corner, symptom = f["signature"]
         head = "LIMIT  " if f["limitation"] else ("known  " if f["explained"] else "NEW    ")
         why = f"  [{f['explained']}]" if f["explained"] else ""
         print(visible(f"{head}{fn}  {transform}  at {', '.join(f['corners'])}: {symptom} "
                       f"({f['cases']} cases){why}"))
+    from .register_sweep import add_lines   # a finding the register cannot explain never passes silently
+    lines = add_lines(found, f"{out}/{paths.SWEEP}")
+    for line in lines:
+        print(visible(line))
     s, new = result, len([f for f in found if not f["explained"]])
     print(visible(f"{s.done} of {s.planned} cases in {s.seconds:.1f} s{' (' + s.stopped + ')' if s.stopped else ''}: "
                   f"{len(found)} findings, {new} unexplained  ->  {out}/{paths.SWEEP}"))
+    return len(lines)

@@ -7,6 +7,15 @@ A finding is explained when one of its failing checks matches a declaration; eac
 failing check is matched on its own, so a case that fails for a registered reason is
 still reported for any second, unexplained failure. Classes the catalog register
 already holds (harness/cases/defects.json) are named by their register id.
+
+This is the one declaration of where a class shows. Each class declared here that is
+neither a catalog class nor a limitation has one entry in the register's "sweep" list
+(harness/cases/defects.json: status open/fixed/limitation, root cause, fix, gate line),
+which `mlx-vjpcheck handoff <id>` hands over; cases/declared.sweep_problems holds the
+two together (tests/cases/test_sweep_register.py). `mlx-vjpcheck register add
+SWEEP.json --finding N` writes the entry of a new finding and prints the Known line to
+add here; `mlx-vjpcheck register declared` writes the entry of a class declared here by
+hand (with its reproducer in probes/sweep/).
 """
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ FINDINGS = ROOT / "probes" / "findings"
 
 @pytest.fixture(scope="module")
 def defects():
-    return register.load()
+    """The catalog's entries (the sweep's: tests/cases/test_sweep_register.py)."""
+    return register.catalog_entries(register.load())
 
 
 def test_every_reproducer_is_what_the_register_renders(defects):
@@ -29,15 +30,17 @@ def test_every_reproducer_is_what_the_register_renders(defects):
 
 def test_the_findings_table_is_what_the_register_renders(defects):
     doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
-    assert register.findings_doc(doc, defects) == doc
+    everything = register.load()
+    assert register.findings_doc(doc, everything) == doc
     assert register.table(defects) in doc
+    assert register.sweep_table(everything) in doc
 
 
 def test_a_stale_table_is_noticed(defects):
     """Negative control: an edited row no longer matches."""
     doc = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
     edited = doc.replace(defects[0].minimal.split()[0], "edited", 1)
-    assert register.findings_doc(edited, defects) != edited
+    assert register.findings_doc(edited, register.load()) != edited
 
 
 def test_every_class_is_a_catalog_tag_of_its_op(defects):

@@ -57,8 +57,9 @@ def test_a_new_signature_becomes_register_corpus_and_reproducer(tmp_path, capsys
     # the register: every old entry as it was, the new one last, loadable
     new = register.load(out / "harness" / "cases" / "defects.json")
     old = register.load()
-    assert new[:-1] == old
-    d = new[-1]
+    assert register.catalog_entries(new)[:-1] == register.catalog_entries(old)
+    assert register.sweep_entries(new) == register.sweep_entries(old)
+    d = register.catalog_entries(new)[-1]
     assert (d.id, d.op, d.klass, d.status, d.fuzz_signature) == ("topk__toy_class", "topk", "toy_class",
                                                                    "not fixed", NEW)
     assert d.outside_catalog and "0.32.4" in d.releases
@@ -178,7 +179,10 @@ def test_it_never_replaces_a_file_it_did_not_make(tmp_path, capsys, monkeypatch)
 
 
 def test_outside_a_checkout_it_asks_for_out(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(register, "PATH", tmp_path / "site" / "mlx_vjpcheck" / "cases" / "defects.json")
+    site = tmp_path / "site" / "mlx_vjpcheck" / "cases" / "defects.json"   # an installed register, no checkout
+    site.parent.mkdir(parents=True)
+    shutil.copyfile(register.PATH, site)
+    monkeypatch.setattr(register, "PATH", site)
     rc, _, err = _main(["register", "add", _finding(tmp_path), "--class", "toy_class"], capsys)
     assert rc == 2 and "give --out DIR" in err
 
