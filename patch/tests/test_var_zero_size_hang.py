@@ -23,6 +23,16 @@ class TestReduceEmpty(mlx_tests.MLXTestCase):
             self.assertEqual(mx.prod(b, axis=1).tolist(), [[1.0, 1.0]] * 3)
             self.assertEqual(mx.sum(b, axis=(0, 1)).tolist(), [0.0, 0.0])
 
+    def test_var_empty_axis_from_numpy(self):
+        # The variance of nothing is 0 / 0 (as numpy's); it must return
+        for _ in range(200):
+            a = mx.array(np.zeros((3, 0), dtype=np.float32))
+            out = mx.var(a, axis=1)
+            mx.eval(out)
+        self.assertEqual(out.shape, (3,))
+        self.assertTrue(mx.all(mx.isnan(out)).item())
+        self.assertTrue(mx.all(mx.isnan(mx.std(a, axis=1))).item())
+
 
 if __name__ == "__main__":
     mlx_tests.MLXTestRunner()
