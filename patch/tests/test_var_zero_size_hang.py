@@ -5,9 +5,10 @@ import mlx_tests
 import numpy as np
 
 
-class TestReduceEmpty(mlx_tests.MLXTestCase):
+class TestReduceEmptyAxes(mlx_tests.MLXTestCase):
     # A reduction over no elements is the identity: prod 1, sum 0, whatever
-    # the operand's layout (an array made from numpy takes another plan).
+    # the operand's layout (an array made from numpy can take the general
+    # plan, where the empty axes left no axis to reduce).
 
     def test_empty_from_numpy(self):
         for _ in range(20):
