@@ -284,6 +284,58 @@ const std::vector<Workload>& registry() {
       {"vmap_equal", "vmap over 32 of a == b, both batched, float32 (1024,256) each",
        [] { return vmap_of({normal({32, 1024, 256}, 1), normal({32, 1024, 256}, 2)},
                            [](const Arrays& a) { return one(mx::equal(a[0], a[1])); }); }},
+      {"vmap_repeated_output", "vmap over 32 of x -> (tanh(x), tanh(x)), float32 (1024,256): one array returned twice",
+       [] { return vmap_of({normal({32, 1024, 256}, 1)}, [](const Arrays& a) {
+           auto t = mx::tanh(a[0]);
+           return Arrays{t, t};
+         }); }},
+      {"vmap_expand_dims", "vmap over 32 of expand_dims(x, (0, 2)) * 2, float32 (1024,256)",
+       [] { return vmap_of({normal({32, 1024, 256}, 1)}, [](const Arrays& a) {
+           return one(mx::multiply(mx::expand_dims(a[0], {0, 2}), mx::array(2.0f)));
+         }); }},
+      {"vmap_take_grad", "vmap over 32 cotangents of the VJP of take(x, 512 random rows), x (1024,256)",
+       [] {
+         auto x = normal({1024, 256}, 1);
+         auto idx = randint({512}, 1024, 2);
+         return vmap_of({normal({32, 512, 256}, 3)}, [x, idx](const Arrays& a) {
+           auto f = [idx](const Arrays& p) { return one(mx::take(p[0], idx, 0)); };
+           return mx::vjp(f, Arrays{x}, Arrays{a[0]}).second;
+         });
+       }},
+      {"put_along_axis_grad", "put_along_axis(a, idx, v, axis 1), a (1024,256), idx, v (1024,64); VJP a, v",
+       [] {
+         auto idx = randint({1024, 64}, 256, 3);
+         return vjp_of({normal({1024, 256}, 1), normal({1024, 64}, 2)}, {0, 1}, [idx](const Arrays& a) {
+           return one(mx::put_along_axis(a[0], idx, a[1], 1));
+         });
+       }},
+      {"sum_rows", "sum(x, axis 1) and sum(x.T, axis 0), x float32 (2048,1024); VJP x",
+       [] { return vjp_of({normal({2048, 1024}, 1)}, {0}, [](const Arrays& a) {
+           return Arrays{mx::sum(a[0], 1), mx::sum(mx::transpose(a[0]), 0)};
+         }); }},
+      {"take_grad", "take(x, 8192 random rows), x float32 (4096,256); VJP x (a scatter_add)",
+       [] {
+         auto idx = randint({8192}, 4096, 2);
+         return vjp_of({normal({4096, 256}, 1)}, {0}, [idx](const Arrays& a) {
+           return one(mx::take(a[0], idx, 0));
+         });
+       }},
+      {"compile_shapeless_elementwise", "compile(shapeless) of exp(a + b) * c, a (1024,256), b (256,), c (1024,1)",
+       [] {
+         auto f = mx::compile(
+             [](const Arrays& a) { return one(mx::multiply(mx::exp(mx::add(a[0], a[1])), a[2])); }, true);
+         return Prepared{{normal({1024, 256}, 1), normal({256}, 2), normal({1024, 1}, 3)}, f};
+       }},
+      {"norm_all", "linalg::norm(x) of all elements, x float32 (1024,1024); VJP x",
+       [] { return vjp_of({normal({1024, 1024}, 1)}, {0}, [](const Arrays& a) {
+           return one(mx::linalg::norm(a[0]));
+         }); }},
+      {"compile_shapeless_slice_update", "compile(shapeless) of slice_update(a, u, rows 1024:3072), a (4096,256)",
+       [] {
+         auto f = mx::compile(
+             [](const Arrays& a) { return one(mx::slice_update(a[0], a[1], mx::Shape{1024, 0}, mx::Shape{3072, 256})); }, true);
+         return Prepared{{normal({4096, 256}, 1), normal({2048, 256}, 2)}, f};
+       }},
   };
   return all;
 }

@@ -38,8 +38,12 @@ class TestAddmmZeroInner(mlx_tests.MLXTestCase):
         a = mx.zeros((2, 0))
         b = mx.zeros((0, 2))
         c = mx.array([[1.0, 2.0], [3.0, 4.0]])
-        self.assertEqual(mx.addmm(c, a, b, beta=3.0).tolist(), [[3.0, 6.0], [9.0, 12.0]])
-        self.assertEqual(mx.addmm(mx.array(2.0), a, b, beta=3.0).tolist(), [[6.0, 6.0], [6.0, 6.0]])
+        self.assertEqual(
+            mx.addmm(c, a, b, beta=3.0).tolist(), [[3.0, 6.0], [9.0, 12.0]]
+        )
+        self.assertEqual(
+            mx.addmm(mx.array(2.0), a, b, beta=3.0).tolist(), [[6.0, 6.0], [6.0, 6.0]]
+        )
 
 
 if __name__ == "__main__":

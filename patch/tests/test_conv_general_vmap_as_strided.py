@@ -11,7 +11,11 @@ class TestAsStridedVmap(mlx_tests.MLXTestCase):
     def test_vmap_as_strided(self):
         x = mx.arange(12.0).reshape(3, 4)
         f = lambda r: mx.as_strided(r, (2, 2), (1, 2), 0)
-        want = [[[0.0, 2.0], [1.0, 3.0]], [[4.0, 6.0], [5.0, 7.0]], [[8.0, 10.0], [9.0, 11.0]]]
+        want = [
+            [[0.0, 2.0], [1.0, 3.0]],
+            [[4.0, 6.0], [5.0, 7.0]],
+            [[8.0, 10.0], [9.0, 11.0]],
+        ]
         self.assertEqual(mx.vmap(f)(x).tolist(), want)
         self.assertEqual(mx.vmap(f, in_axes=1)(x.T).tolist(), want)
 

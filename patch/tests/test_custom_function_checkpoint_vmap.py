@@ -33,7 +33,11 @@ class TestCheckpointVmap(mlx_tests.MLXTestCase):
 
         x = mx.array([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]])
         want = mx.array(
-            [[-0.86923099, 4.14106941], [0.27166367, 1.93183839], [0.71102327, 0.98056096]]
+            [
+                [-0.86923099, 4.14106941],
+                [0.27166367, 1.93183839],
+                [0.71102327, 0.98056096],
+            ]
         )
         self.assertTrue(mx.allclose(mx.vmap(vjp_x)(x), want))
 

@@ -93,7 +93,24 @@ class TestPartitionVJP(mlx_tests.MLXTestCase):
         # A lane long enough for the kernels to partition, not insertion-sort;
         # a cotangent of 10 times the value in the ascending order gives every
         # element 10 times its value, however the ties are arranged.
-        x = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0, 9.0, 3.0]
+        x = [
+            3.0,
+            1.0,
+            4.0,
+            1.0,
+            5.0,
+            9.0,
+            2.0,
+            6.0,
+            5.0,
+            3.0,
+            5.0,
+            8.0,
+            9.0,
+            7.0,
+            9.0,
+            3.0,
+        ]
         g = mx.array([10.0 * v for v in sorted(x)])
         expected = [30.0, 10.0, 40.0, 10.0, 50.0, 90.0, 20.0, 60.0]
         expected += [50.0, 30.0, 50.0, 80.0, 90.0, 70.0, 90.0, 30.0]
