@@ -77,6 +77,9 @@ def parser() -> options.Parser:
                    help="MLX's own tests to run on both builds: python, cpp, both (default) or none")
     p.add_argument("--mlx-tests-filter", metavar="PATTERN",
                    help="only MLX tests whose id matches (a glob with * ? [, else a substring)")
+    p.add_argument("--no-sweep", action="store_true",
+                   help="leave out the sweep's registered reproducers (probes/sweep/, run once on each build "
+                        "by default: exit 1 -> 0 is fixed, 0 -> 1 a regression)")
     p.add_argument("--hang-timeout", type=options.positive_float, default=GI.HANG_S, metavar="SECONDS",
                    help="a scenario or MLX test that shows no progress for this long is killed and "
                         f"recorded as crashed, and the run goes on (default {GI.HANG_S:g})")
@@ -201,6 +204,7 @@ def gate_main(args, project: Project, scenarios) -> int:
             return fuzz_main(args, gate, fixes, t_start)
         return fuzz_native_main(args, gate, t_start)
     gate.fixes = fixes
+    gate.sweep = not args.no_sweep
     outcome = GR.run(gate, entries, args.out, args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
@@ -299,10 +303,10 @@ def print_comparison(comp: dict, scope: dict, what: str, judged: dict, fails=Non
     c = terminal.console()
     units = ", ".join(comp.get("units", []))
     t = Table(title=f"{what}: pristine vs patched, per op ({escape(units)})")
-    cols = (("op", "op"), ("scenarios", "scenarios"), ("pass pristine", "pass_pristine"),
+    cols = (("op", "op"), ("runs", "scenarios"), ("pass pristine", "pass_pristine"),
             ("pass patched", "pass_patched"), ("fixed", "fixed"), ("regressed", "regressed"),
-            ("held: passing/all", None), ("changed, not fixed", "changed_not_fixed"),
-            ("fail on both (pre-existing)", "pre_existing"), ("flaky", "flaky"))
+            ("held: pass/all", None), ("changed, not fixed", "changed_not_fixed"),
+            ("both fail", "pre_existing"), ("flaky", "flaky"))
     for name, _ in cols:
         t.add_column(name, overflow="fold")
     for row in GC.op_table(comp, scope, judged):
@@ -372,6 +376,22 @@ def print_gate(outcome: dict, scope: dict, judged: dict | None = None) -> None:
         print_comparison(outcome["native_comparison"], scope, "native", judged["native"], fails.get("native"))
     if outcome.get("mlx_tests"):
         print_mlx_tests(outcome["mlx_tests"], info.get("mlx_test_reruns"))
+    if info.get("sweep_reproducers"):
+        print_sweep(info["sweep_reproducers"])
+
+
+def print_sweep(doc: dict) -> None:
+    """The sweep's registered reproducers: exit code on each build, one row each."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from . import terminal
+    t = Table(title="sweep reproducers (probes/sweep): pristine vs patched exit codes (1 present, 0 absent)")
+    for col in ("reproducer", "pristine", "patched", "change"):
+        t.add_column(col, overflow="fold")
+    for r in doc.get("rows", []):
+        t.add_row(escape(r["reproducer"]), str(r["pristine"]), str(r["patched"]), r["change"] or "same")
+    terminal.console().print(t)
 
 
 def print_fuzz(summary: dict, campaigns: dict) -> None:

@@ -6,7 +6,7 @@ judging/gate_verdict.py's, which the validator applies to the same rows offline.
 from __future__ import annotations
 
 from ..judging.gate_verdict import (biting, changed_ops, expects_defect, failing_by_scenario, inferred_claims, judge,
-                                     resolve_scope, value_changes)
+                                     resolve_scope, sweep_verdict, value_changes)
 from . import mlxtests
 from .inputs import VARIANTS
 
@@ -205,7 +205,12 @@ def overall_full(outcome: dict, scope_arg=None) -> dict:
         ok, line = mlxtests.verdict(mlx_rows, info.get("mlx_test_reruns"))
         codes.append(0 if ok else 1)
         lines.append(line)
+    if info.get("sweep_reproducers") is not None:
+        ok, line = sweep_verdict(info["sweep_reproducers"])
+        codes.append(0 if ok else 1)
+        lines.append(line)
     acted = bool(changed_ops(*comps, reruns=by_index)) or any(r["change"] for r in mlx_rows) \
+        or any(r["change"] in ("fixed", "regression") for r in (info.get("sweep_reproducers") or {}).get("rows", ())) \
         or any(changed.get(w) for w in ("harness", "native"))
     if scope_arg != "none" and not acted:
         codes.append(1)

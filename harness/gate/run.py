@@ -205,6 +205,8 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         _harness_stage(gate, built, entries, results, native_rec, out)
     if "native" in gate.stages:
         _native_stage(gate, built, entries, results, native_rec, out)
+    if ("sweep", VARIANTS[0]) in results:
+        out["gate"]["sweep_reproducers"] = sweep_document(results)
     if "mlx-python" in gate.stages and gate.handoff:
         _say(gate, f"running the patch's {len(gate.handoff)} regression test files on both builds")
         for v in VARIANTS:
@@ -212,6 +214,20 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     if any(s in gate.stages for s in ("mlx-python", "mlx-cpp")):
         out["mlx_tests"], out["gate"]["mlx_test_reruns"] = mlx_tests_document(results, gate, built)
     return out
+
+
+def sweep_document(results: dict) -> dict:
+    """gate.json's "sweep_reproducers": one row per registered sweep reproducer with its
+    exit code on each build and the change (gate_verdict.sweep_change)."""
+    from ..judging.gate_verdict import sweep_change
+    per = {v: results[("sweep", v)]["reproducers"] for v in VARIANTS}
+    rows = []
+    for name in sorted(set(per["pristine"]) | set(per["patched"])):
+        a, b = (per[v].get(name) or {} for v in VARIANTS)
+        rows.append({"reproducer": name, "pristine": a.get("exit_code"), "patched": b.get("exit_code"),
+                     "change": sweep_change(a.get("exit_code"), b.get("exit_code")),
+                     "verdict": {"pristine": a.get("verdict"), "patched": b.get("verdict")}})
+    return {"source": "probes/sweep", "rows": rows}
 
 
 def _gate_document(gate: Gate, built: dict, entries: list, build_s: float, suites_s: float) -> dict:

@@ -235,6 +235,36 @@ def biting(scenario, oracles=None) -> list:
     return [t for t in scenario.defect_tags if scenario.info.expects_defect((t,), scenario.params, oracles)]
 
 
+# --- the sweep's registered reproducers (probes/sweep/<id>.py: exit 1 present, 0 absent) -----------
+
+def sweep_change(pristine, patched) -> str:
+    """One reproducer's exit codes on the two builds, as a change: "fixed" (1 -> 0),
+    "regression" (0 -> anything else: a class the pristine build does not show appears),
+    "pre-existing" (1 -> 1), "" (0 -> 0), "not judged" (either could not test: 125, a
+    crash of the script itself, a hang it was killed for)."""
+    if pristine == 0:
+        return "" if patched == 0 else "regression"
+    if pristine == 1 and patched in (0, 1):
+        return "fixed" if patched == 0 else "pre-existing"
+    return "not judged"
+
+
+def sweep_verdict(doc: dict | None) -> tuple:
+    """(ok, one line) over gate.json's "sweep_reproducers": a regression fails the gate."""
+    rows = (doc or {}).get("rows") or []
+    by = {}
+    for r in rows:
+        by.setdefault(r["change"], []).append(r["reproducer"])
+    n = lambda k: len(by.get(k, ()))  # noqa: E731
+    line = (f"sweep reproducers (probes/sweep): {len(rows)} registered; {n('fixed')} fixed (exit 1 -> 0), "
+            f"{n('regression')} regressions (exit 0 -> not 0), {n('pre-existing')} present on both, "
+            f"{n('')} absent on both" + (f", {n('not judged')} not judged ({', '.join(by['not judged'])})"
+                                        if n("not judged") else ""))
+    if by.get("regression"):
+        return False, line + " -- regressed: " + ", ".join(by["regression"])
+    return True, line
+
+
 # --- MLX's own tests -------------------------------------------------------------------------------
 
 GOOD = ("pass", "xfail")          # what a test that works gives

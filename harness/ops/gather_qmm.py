@@ -152,6 +152,9 @@ def _grid_scenarios() -> list:
     return [
         _grid("rank0/lhs", x3, (3,), 2, 32, lhs=1, tags=("quantized_left",), desc="a 0-d left index"),
         _grid("rank0/rhs", x3, (3,), 2, 32, rhs=2, desc="a 0-d right index"),
+        _grid("rank0/rhs/x2d", ints((1, 32), 96, lo=-1, hi=2), (3,), 2, 32, rhs=2,
+              tags=("no_batch_left", "rank0_segments"),
+              desc="a 0-d right index and a 2-D x (no batch axes), the right-sorted path's corner"),
         _grid("rank3/lhs", x3, (3,), 2, 32, lhs=[[[0, 0, 2]]], tags=("rank2_segments",),
               desc="a (1, 1, 3) left index"),
         _grid("rank3/rhs", x3, (3,), 2, 32, rhs=[[[0, 0, 2]]], tags=("rank2_segments",),
