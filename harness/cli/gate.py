@@ -319,6 +319,12 @@ def print_comparison(comp: dict, scope: dict, what: str, judged: dict, fails=Non
     if bad:
         c.print(_scenario_table(f"{what}: the scenarios that fail the verdict",
                                 [r for r in comp["rows"] if r["scenario"] in bad], fails, why=bad))
+    out = [r for r in comp["rows"] if r.get("source") == "regression" and not r.get("in_scope", True)
+           and r.get("op") in set(scope["ops"])]
+    if out:   # the corpus says why these are not the patch's: said, not counted silently
+        c.print(escape(f"{what}: regression-corpus entries of the scope's ops outside the patch's scope: "
+                       + "; ".join(f"{r.get('signature') or r['scenario']} ({r['pristine']} -> {r['patched']}): "
+                                   f"{r.get('reason', '')}" for r in out)), soft_wrap=True)
     for k in comp.get("skipped", []):
         if what == "native" and not k["reason"].startswith("op "):
             c.print(f"skipped {escape(k['scenario'])}: {escape(k['reason'])}")

@@ -210,11 +210,10 @@ def overall_full(outcome: dict, scope_arg=None) -> dict:
         codes.append(0 if ok else 1)
         lines.append(line)
     acted = bool(changed_ops(*comps, reruns=by_index)) or any(r["change"] for r in mlx_rows) \
-        or any(r["change"] in ("fixed", "regression") for r in (info.get("sweep_reproducers") or {}).get("rows", ())) \
-        or any(changed.get(w) for w in ("harness", "native"))
-    if scope_arg != "none" and not acted:
+        or any(r["change"] in ("fixed", "regression") for r in (info.get("sweep_reproducers") or {}).get("rows", ()))
+    if scope_arg != "none" and not acted:   # values changed without an outcome changing fix nothing
         codes.append(1)
-        lines.append("the patch changes no scenario's outcome or values and no MLX test's outcome (pass "
+        lines.append("the patch changes no scenario's, no MLX test's and no sweep reproducer's outcome (pass "
                      "--fixes none when that is what you expect)")
     return {"exit": max(codes) if codes else 1, "scope": scope, "lines": lines, "judged": judged}
 

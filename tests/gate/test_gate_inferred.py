@@ -149,9 +149,11 @@ def test_a_wrong_fix_whose_values_change_but_still_fail_is_changed_not_fixed():
     assert f"changed, not fixed: {POWER}" in lines[1], lines
     assert "1 inferred from the functions the diff changes (power: complex_power_unconjugated; via power: " \
            "Power::vjp)" in lines[0] and "0 from the series' manifest" in lines[0], lines
-    # without the inference the same records pass: what the gate did before
+    # without the inference power is out of scope and its scenario pre-existing: what the gate
+    # did before (only "the patch changes no outcome" rejected this diff alone, never in a series)
     del outcome["gate"]["inferred"]
-    assert GC.overall(outcome)[0] == 0
+    code, scope, lines = GC.overall(outcome)
+    assert scope["ops"] == [] and "1 fail on both (pre-existing)" in lines[1] and "changed" not in lines[1], lines
 
 
 def test_the_real_fix_passes_and_an_untouched_class_stays_pre_existing():
