@@ -126,7 +126,8 @@ def _verdict_line(comp: dict, scope: dict, what: str, j: dict) -> tuple:
 def _summary(j: dict, scope: dict) -> str:
     """What the judge found, counted: reproduced, held and passing, regressions, the rest."""
     n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
-    scope_txt = ", ".join(scope["ops"]) or "no op"
+    scope_txt = ", ".join(scope["ops"]) if len(scope["ops"]) <= SHOWN else f"the {len(scope['ops'])} ops in scope"
+    scope_txt = scope_txt or "no op"
     return (f"pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} expected defects "
             f"of {scope_txt}; patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} of the "
             f"scenarios the patch is held to"
@@ -153,16 +154,32 @@ def _first_of_each_op(op_of: dict):
     return some
 
 
+SHOWN = 6   # ops or claims a verdict line names; more are counted (the lists: gate.json's verdict)
+
+
+def _short(how: str) -> str:
+    """The scope's reason with each long parenthesised list of ops counted (the scope line
+    names every op once already)."""
+    import re
+    return re.sub(r"\(([a-z0-9_, ]+)\)", lambda m: f"({m.group(1).count(',') + 1} ops)"
+                  if m.group(1).count(",") >= SHOWN else m.group(0), how)
+
+
 def claims_line(scope: dict, guessed: dict) -> str:
     """Which defect classes the patch is held to because a manifest says so, and which the
-    gate inferred from the functions the diff changes (with those functions, per op)."""
+    gate inferred from the functions the diff changes (with those functions, per op); long
+    lists counted per op, in full in gate.json's verdict.scope."""
     def per_op(claims):
         by = {}
         for op, cls in claims:
             by.setdefault(op, []).append(cls)
+        if len(claims) > SHOWN:
+            return f"{len(by)} ops: " + ", ".join(f"{op} {len(c)}" for op, c in sorted(by.items()))
         return "; ".join(f"{op}: {', '.join(c)}" for op, c in sorted(by.items()))
     manifest, inferred = scope.get("claims") or [], scope.get("inferred") or []
     where = {op: guessed[op] for op, _ in inferred if op in guessed}
+    if len(where) > SHOWN:
+        where = {f"{len(where)} ops": ["see gate.json's inferred"]}
     return (f"claims: {len(manifest)} from the series' manifest" + (f" ({per_op(manifest)})" if manifest else "")
             + f"; {len(inferred)} inferred from the functions the diff changes"
             + (f" ({per_op(inferred)}; via {'; '.join(f'{op}: ' + ', '.join(fs) for op, fs in sorted(where.items()))})"
@@ -193,7 +210,8 @@ def overall_full(outcome: dict, scope_arg=None) -> dict:
     inferred = sorted({c for comp, what in zip(comps, ("harness", "native"))
                        for c in inferred_claims(guessed, [comp], changed.get(what), tags)})
     scope = resolve_scope(scope_arg, comps, mlx_rows, by_index, info.get("claims"), inferred)
-    codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({scope['how']}); {claims_line(scope, guessed)}"]
+    codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({_short(scope['how'])}); "
+                        f"{claims_line(scope, guessed)}"]
     judged = {}
     for comp, what in zip(comps, ("harness", "native")):
         if comp is not None:
