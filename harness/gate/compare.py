@@ -6,7 +6,7 @@ judging/gate_verdict.py's, which the validator applies to the same rows offline.
 from __future__ import annotations
 
 from ..judging.gate_verdict import (biting, changed_ops, expects_defect, failing_by_scenario, inferred_claims, judge,
-                                     resolve_scope, sweep_verdict, value_changes)
+                                     partly_fixed, resolve_scope, sweep_verdict, value_changes)
 from . import mlxtests
 from .inputs import VARIANTS
 
@@ -29,6 +29,12 @@ def changed_values(runs: dict) -> dict:
     recorded values the patch changes (kept in gate.json; re-derivable from the two results
     files)."""
     return value_changes({v: runs[v].records for v in VARIANTS})
+
+
+def mended_checks(runs: dict) -> dict:
+    """{scenario: [checks failing pristine, passing patched]} of the scenarios failing on
+    both builds (gate.json's "partly_fixed"; re-derivable from the two results files)."""
+    return partly_fixed({v: runs[v].records for v in VARIANTS})
 
 
 def _expected(e, oracles) -> bool:
@@ -205,10 +211,10 @@ def overall_full(outcome: dict, scope_arg=None) -> dict:
     # the classes the gradient rules' own oracles (HELD, first order) show: what the
     # verdict holds a patch to, on either executor
     tags = info.get("defect_tags_first_order", info.get("defect_tags"))
-    changed = info.get("changed_values") or {}
+    changed, partly = info.get("changed_values") or {}, info.get("partly_fixed") or {}
     guessed = (info.get("inferred") or {}).get("ops") or {}
     inferred = sorted({c for comp, what in zip(comps, ("harness", "native"))
-                       for c in inferred_claims(guessed, [comp], changed.get(what), tags)})
+                       for c in inferred_claims(guessed, [comp], partly.get(what), tags)})
     scope = resolve_scope(scope_arg, comps, mlx_rows, by_index, info.get("claims"), inferred)
     codes, lines = [], [f"scope: {', '.join(scope['ops']) or 'none'} ({_short(scope['how'])}); "
                         f"{claims_line(scope, guessed)}"]

@@ -26,7 +26,7 @@ from . import mlxtests
 from . import patch as native_patch
 from .build import build_variants
 from . import touched as ntouched
-from .compare import _entries, biting_tags, changed_values, comparison, failing_oracles
+from .compare import _entries, biting_tags, changed_values, comparison, failing_oracles, mended_checks
 from .inputs import MLX_TESTS, VARIANTS, Gate, StepFailed, _say
 from .suites import edited_tests, old_tests_on_patched, rerun_test, run_handoff, run_harness, run_native, run_suites
 
@@ -241,6 +241,7 @@ def _gate_document(gate: Gate, built: dict, entries: list, build_s: float, suite
            "builds": {v: {"reused": b.reused, "parts": {p: str(d) for p, d in b.parts.items()}}
                       for v, b in built.items()},
            "stages": list(gate.stages), "failing": {}, "scenario_reruns": {}, "changed_values": {},
+           "partly_fixed": {},
            "inferred": ntouched.infer(gate.touched, registry().values()),
            "defect_tags": biting_tags(entries), "defect_tags_first_order": biting_tags(entries, FIRST_ORDER)}
     if gate.claims is not None:
@@ -256,6 +257,7 @@ def _harness_stage(gate: Gate, built: dict, entries: list, results: dict, native
     out["comparison"] = comparison(entries, runs, list(gate.touched))
     fails = out["gate"]["failing"]["harness"] = failing_oracles(runs)
     out["gate"]["changed_values"]["harness"] = changed_values(runs)
+    out["gate"]["partly_fixed"]["harness"] = mended_checks(runs)
     out["gate"]["scenario_reruns"]["harness"] = confirm_regressions(
         gate, built, out["comparison"], scenarios, "harness", native_rec, fails)
 
@@ -271,5 +273,6 @@ def _native_stage(gate: Gate, built: dict, entries: list, results: dict, native_
     out["native_comparison"] = comp
     fails = out["gate"]["failing"]["native"] = failing_oracles(runs)
     out["gate"]["changed_values"]["native"] = changed_values(runs)
+    out["gate"]["partly_fixed"]["native"] = mended_checks(runs)
     out["gate"]["scenario_reruns"]["native"] = confirm_regressions(
         gate, built, comp, scenarios, "native", native_rec, fails)

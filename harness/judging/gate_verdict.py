@@ -56,18 +56,37 @@ def resolve_scope(fixes, comps, mlx_rows=(), reruns: dict | None = None, claims=
             "strict": sorted(ops & set(TARGET)), "claims": claims, "inferred": inferred}
 
 
-def inferred_claims(ops, comps, changed: dict | None, tags: dict | None) -> list:
+def inferred_claims(ops, comps, partly: dict | None, tags: dict | None) -> list:
     """[(op, class)] a diff claims without saying so: for each op its touched functions
     reach (`ops`, touched.inferred_ops), each first-order defect class (`tags`
-    {scenario: tags}) of an expected defect of that op whose outcome or recorded values
-    the patch changes (`changed` {scenario: [what differs]}, value_changes): the diff
-    acts on that rule, so it is held to fixing it. A class none of whose scenarios it
-    touches stays pre-existing (a diff that fixes one class of an op leaves the others)."""
-    ops, changed, tags = set(ops or ()), changed or {}, tags or {}
+    {scenario: tags}) of an expected defect of that op that the patch fixes (fail ->
+    pass) or fixes in part (`partly` {scenario: [checks]}, partly_fixed: a check that
+    fails pristine passes patched while another still fails): the diff acts on that rule,
+    so it is held to fixing it in every scenario of the class. A class none of whose checks
+    it mends stays pre-existing, even where its values move (a diff that fixes one class
+    of an op may shift another's wrong values, or turn a crash into an error)."""
+    ops, partly, tags = set(ops or ()), partly or {}, tags or {}
     return sorted({(r["op"], t) for c in comps if c for r in c["rows"]
                    if r.get("op") in ops and r["expects_defect"] and r.get("in_scope", True)
-                   and (r["scenario"] in changed or r["pristine"] != r["patched"])
+                   and (r["scenario"] in partly or (r["pristine"] != "pass" and r["patched"] == "pass"))
                    for t in tags.get(r["scenario"], ())})
+
+
+def partly_fixed(records: dict) -> dict:
+    """{scenario: [checks]} for each scenario failing on both builds (records {variant:
+    [records]}) with checks, run on both, that fail pristine and pass patched."""
+    by = {v: {r["scenario"]: r for r in recs} for v, recs in records.items()}
+    out = {}
+    for name, p in (by.get("pristine") or {}).items():
+        q = (by.get("patched") or {}).get(name)
+        if q is None or "pass" in (p.get("status"), q.get("status")):
+            continue
+        cq = {c.get("name"): c for c in q.get("checks") or ()}
+        mended = [c.get("name") for c in p.get("checks") or ()
+                  if c.get("passed") is False and (cq.get(c.get("name")) or {}).get("passed") is True]
+        if mended:
+            out[name] = mended
+    return out
 
 
 def _observed_differs(a: dict, b: dict) -> bool:

@@ -123,13 +123,15 @@ def _row(name, op, pristine, patched, expects=True):
 
 
 def _outcome(pristine: list, patched: list, tags: dict, inferred: dict, expects=None) -> dict:
+    """What the gate records (gate.json) for two builds' records, with the rows."""
     status = {v: {r["scenario"]: r["status"] for r in recs} for v, recs in (("pristine", pristine), ("patched", patched))}
     rows = [_row(n, n.split("/")[1], status["pristine"][n], status["patched"][n], (expects or {}).get(n, True))
             for n in status["pristine"]]
     records = {"pristine": pristine, "patched": patched}
     return {"comparison": {"rows": rows},
             "gate": {"defect_tags_first_order": tags, "failing": {"harness": V.failing_by_scenario(records)},
-                     "changed_values": {"harness": V.value_changes(records)}, "inferred": {"ops": inferred}}}
+                     "changed_values": {"harness": V.value_changes(records)},
+                     "partly_fixed": {"harness": V.partly_fixed(records)}, "inferred": {"ops": inferred}}}
 
 
 POWER = "binary/power/complex64/reversed"
@@ -166,15 +168,24 @@ def test_the_real_fix_passes_and_an_untouched_class_stays_pre_existing():
     code, scope, lines = GC.overall(outcome)
     assert code == 0 and scope["inferred"] == [("power", "complex_power_unconjugated")], lines
     assert "1 fail on both (pre-existing)" in lines[1], lines
-    # negative control: the same untouched class whose values the diff does change is held
+    # values that move from one wrong value to another mend no check: still pre-existing
+    # (the real gather fix shifts gather_qmm's zero-size crashes into errors this way)
     after[1] = _rec(other, "fail", {"a": ([8.0], False)})
+    code, scope, lines = GC.overall(_outcome(before, after, dict(TAGS, **{other: ["another_class"]}), INFERRED))
+    assert code == 0 and "1 fail on both (pre-existing)" in lines[1], lines
+    # negative control: a check of that class the diff mends while another still fails: held
+    before[1] = _rec(other, "fail", {"a": ([7.0], False), "b": ([1.0], False)})
+    after[1] = _rec(other, "fail", {"a": ([7.5], True), "b": ([1.0], False)})
     code, scope, lines = GC.overall(_outcome(before, after, dict(TAGS, **{other: ["another_class"]}), INFERRED))
     assert code == 1 and f"changed, not fixed: {other}" in lines[1], lines
 
 
 def test_a_manifest_claim_and_an_inferred_one_are_told_apart():
-    before = [_rec(POWER, "fail", {"a": ([1.0], False)}), _rec("binary/divmod/r", "fail", {"b": ([0.0], False)})]
-    after = [_rec(POWER, "pass", {"a": ([1.5], True)}), _rec("binary/divmod/r", "fail", {"b": ([2.0], False)})]
+    # the issue's divmod case: d/da mended (0 -> 1), d/db's sign flipped (0 -> +floor)
+    before = [_rec(POWER, "fail", {"a": ([1.0], False)}),
+              _rec("binary/divmod/r", "fail", {"a": ([0.0], False), "b": ([0.0], False)})]
+    after = [_rec(POWER, "pass", {"a": ([1.5], True)}),
+             _rec("binary/divmod/r", "fail", {"a": ([1.0], True), "b": ([2.0], False)})]
     outcome = _outcome(before, after, dict(TAGS, **{"binary/divmod/r": ["divmod_remainder_zero_grad"]}),
                        {"power": ["Power::vjp"], "divmod": ["DivMod::vjp"]})
     outcome["gate"]["claims"] = [["power", "complex_power_unconjugated"]]
@@ -197,3 +208,13 @@ def test_a_difference_within_the_checks_tolerance_is_no_change():
         {"s": ["status"]}
     # a scenario that passes on either build is judged by its status, not here
     assert V.value_changes({"pristine": a, "patched": [_rec("s", "pass", {"a": ([9.0, 9.0], True)})]}) == {}
+
+
+def test_partly_fixed_is_a_check_failing_pristine_and_passing_patched():
+    a = _rec("s", "fail", {"a": ([1.0], False), "b": ([2.0], False)})
+    assert V.partly_fixed({"pristine": [a], "patched": [_rec("s", "fail", {"a": ([3.0], True), "b": ([2.0], False)})]}) \
+        == {"s": ["grad:a"]}
+    # a check only the patched build ran (a crash that became a failure) mends nothing
+    crashed = {"scenario": "s", "status": "crashed", "checks": []}
+    assert V.partly_fixed({"pristine": [crashed], "patched": [a]}) == {}
+    assert V.partly_fixed({"pristine": [a], "patched": [_rec("s", "error", {"a": ([9.0], False)})]}) == {}
