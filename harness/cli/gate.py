@@ -77,6 +77,9 @@ def parser() -> options.Parser:
                    help="MLX's own tests to run on both builds: python, cpp, both (default) or none")
     p.add_argument("--mlx-tests-filter", metavar="PATTERN",
                    help="only MLX tests whose id matches (a glob with * ? [, else a substring)")
+    p.add_argument("--no-sweep", action="store_true",
+                   help="leave out the sweep's registered reproducers (probes/sweep/, run once on each build "
+                        "by default: exit 1 -> 0 is fixed, 0 -> 1 a regression)")
     p.add_argument("--hang-timeout", type=options.positive_float, default=GI.HANG_S, metavar="SECONDS",
                    help="a scenario or MLX test that shows no progress for this long is killed and "
                         f"recorded as crashed, and the run goes on (default {GI.HANG_S:g})")
@@ -203,12 +206,15 @@ def gate_main(args, project: Project, scenarios) -> int:
         if project.bindings:
             return fuzz_main(args, gate, fixes, t_start)
         return fuzz_native_main(args, gate, t_start)
+    gate.fixes = fixes
+    gate.sweep = not args.no_sweep
     outcome = GR.run(gate, entries, args.out, args.replace)
     if "failed" in outcome:
         print(f"build_and_test: {outcome['failed']}", file=sys.stderr)
         return 2
-    code, scope, lines = GC.overall(outcome, fixes)
-    print_gate(outcome, scope)
+    v = GC.overall_full(outcome, fixes)
+    code, scope, lines = v["exit"], v["scope"], v["lines"]
+    print_gate(outcome, scope, v["judged"])
     seconds = time.perf_counter() - t_start
     for line in lines:
         print(f"build_and_test: {line}")
@@ -274,53 +280,54 @@ def _cell(status) -> str:
     return terminal._cell(status)
 
 
-def _scenario_table(title, rows, fails=None, with_signature=False):
+def _scenario_table(title, rows, fails=None, with_signature=False, why=None):
     from rich.markup import escape
     from rich.table import Table
     t = Table(title=title)
-    for col in ("scenario", "op", "expects defect", "pristine", "patched", "patched fails"):
+    for col in ("scenario", "op", "expects defect", "pristine", "patched", "patched fails", "verdict"):
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(escape(r.get("signature") or r["scenario"] if with_signature else r["scenario"]),
                   escape(r.get("op", "")), "yes" if r["expects_defect"] else "", _cell(r["pristine"]),
-                  _cell(r["patched"]), escape(", ".join((fails or {}).get(r["scenario"], {}).get("patched") or ())))
+                  _cell(r["patched"]), escape(", ".join((fails or {}).get(r["scenario"], {}).get("patched") or ())),
+                  escape((why or {}).get(r["scenario"], "")))
     return t
 
 
-def print_comparison(comp: dict, scope: dict, what: str, fails=None) -> None:
-    """The rows that matter: the scope's, and every row whose status changed; rows
-    failing on both elsewhere are counted per op."""
-    from collections import Counter
-
+def print_comparison(comp: dict, scope: dict, what: str, judged: dict, fails=None) -> None:
+    """One table for the suite: per op in scope or changed (and the rest summed), how many
+    scenarios pass on each build and what the verdict made of them; the full lists are in
+    gate.json's "verdict" (and comparison.json per scenario). Then the rows that fail the
+    verdict, one each."""
     from rich.markup import escape
+    from rich.table import Table
 
     from . import terminal
     c = terminal.console()
-    ops = set(scope["ops"])
-    rows = comp["rows"]
-    scoped = [r for r in rows if r.get("op") in ops and r.get("source") != "regression"]
-    corpus = [r for r in rows if r.get("op") in ops and r.get("source") == "regression"]
-    changed = [r for r in rows if r.get("op") not in ops and r["pristine"] != r["patched"]]
     units = ", ".join(comp.get("units", []))
-    if scoped:
-        c.print(_scenario_table(f"{what}: pristine vs patched, the ops in scope ({units})", scoped, fails))
-    if corpus:
-        from rich.table import Table
-        t = Table(title=f"{what}: regression corpus, one minimal scenario per confirmed finding")
-        for col in ("finding", "mlx 0.32.4 wheel", "pristine", "patched", "scope"):
-            t.add_column(col, overflow="fold")
-        for r in corpus:
-            t.add_row(escape(r.get("signature") or r["scenario"]), _cell(r.get("recorded_pristine")),
-                      _cell(r["pristine"]), _cell(r["patched"]),
-                      "in scope" if r.get("in_scope", True) else escape(f"out: {r.get('reason', '')}"))
-        c.print(t)
-    if changed:
-        c.print(_scenario_table(f"{what}: scenarios of other ops whose outcome changed", changed, fails))
-    both = Counter(r.get("op", "?") for r in rows if r.get("op") not in ops
-                   and r["pristine"] != "pass" and r["patched"] != "pass")
-    if both:
-        c.print(escape(f"{what}: failing on both builds (pre-existing, not the patch's doing): "
-                       + ", ".join(f"{op} {n}" for op, n in sorted(both.items()))))
+    t = Table(title=f"{what}: pristine vs patched, per op ({escape(units)})")
+    cols = (("op", "op"), ("runs", "scenarios"), ("pass pristine", "pass_pristine"),
+            ("pass patched", "pass_patched"), ("fixed", "fixed"), ("regressed", "regressed"),
+            ("held: pass/all", None), ("changed, not fixed", "changed_not_fixed"),
+            ("both fail", "pre_existing"), ("flaky", "flaky"))
+    for name, _ in cols:
+        t.add_column(name, overflow="fold")
+    for row in GC.op_table(comp, scope, judged):
+        t.add_row(*[escape(str(row[k])) if k else (f"{row['held_passing']}/{row['held']}" if row["held"] else "")
+                    for _, k in cols])
+    c.print(t)
+    bad = {n: why for why, names in (("regressed", judged["regressed"]), ("not passing patched", judged["unfixed"]),
+                                     ("changed, not fixed", judged["changed_not_fixed"]),
+                                     ("not reproduced on pristine", judged["missed"])) for n in names}
+    if bad:
+        c.print(_scenario_table(f"{what}: the scenarios that fail the verdict",
+                                [r for r in comp["rows"] if r["scenario"] in bad], fails, why=bad))
+    out = [r for r in comp["rows"] if r.get("source") == "regression" and not r.get("in_scope", True)
+           and r.get("op") in set(scope["ops"])]
+    if out:   # the corpus says why these are not the patch's: said, not counted silently
+        c.print(escape(f"{what}: regression-corpus entries of the scope's ops outside the patch's scope: "
+                       + "; ".join(f"{r.get('signature') or r['scenario']} ({r['pristine']} -> {r['patched']}): "
+                                   f"{r.get('reason', '')}" for r in out)), soft_wrap=True)
     for k in comp.get("skipped", []):
         if what == "native" and not k["reason"].startswith("op "):
             c.print(f"skipped {escape(k['scenario'])}: {escape(k['reason'])}")
@@ -342,6 +349,17 @@ def print_mlx_tests(doc: dict, reruns: dict | None = None) -> None:
     from ..judging import gate_verdict
     from . import terminal
     c = terminal.console()
+    t = Table(title="MLX's own tests: pristine vs patched, per suite (each test in mlx-tests.json)")
+    for col in ("suite", "tests", "pass pristine", "pass patched", "fixed", "pass -> fail", "changed",
+                "missing", "fail on both (pre-existing)"):
+        t.add_column(col)
+    for suite in dict.fromkeys(r["suite"] for r in doc["rows"]):
+        rs = [r for r in doc["rows"] if r["suite"] == suite]
+        n = lambda ch: str(sum(r["change"] == ch for r in rs))  # noqa: E731
+        t.add_row(suite, str(len(rs)), str(sum(r["pristine"] in gate_verdict.GOOD for r in rs)),
+                  str(sum(r["patched"] in gate_verdict.GOOD for r in rs)), n("fixed"), n("regression"),
+                  n("changed"), n("missing"), n("pre-existing"))
+    c.print(t)
     rows = [r for r in doc["rows"] if r["change"] in ("regression", "fixed", "changed", "missing")]
     if rows:
         t = Table(title="MLX's own tests whose outcome changed")
@@ -354,22 +372,35 @@ def print_mlx_tests(doc: dict, reruns: dict | None = None) -> None:
                       escape(f"{', '.join(map(str, seen['pristine']))}; {', '.join(map(str, seen['patched']))}")
                       if seen else "", escape((r.get("detail") or "")[:120]))
         c.print(t)
-    pre = [r for r in doc["rows"] if r["change"] == "pre-existing"]
-    if pre:
-        c.print(escape(f"MLX tests failing on both builds (pre-existing): {len(pre)}: "
-                       + ", ".join(f"{r['suite']}:{r['test']}" for r in pre[:12])
-                       + (" ..." if len(pre) > 12 else "")))
 
 
-def print_gate(outcome: dict, scope: dict) -> None:
+def print_gate(outcome: dict, scope: dict, judged: dict | None = None) -> None:
+    """One pristine-vs-patched table per suite (`judged`: overall_full's, else derived)."""
     info = outcome.get("gate") or {}
     fails = info.get("failing") or {}
+    judged = judged if judged is not None else GC.overall_full(outcome, None)["judged"]
     if outcome.get("comparison"):
-        print_comparison(outcome["comparison"], scope, "harness", fails.get("harness"))
+        print_comparison(outcome["comparison"], scope, "harness", judged["harness"], fails.get("harness"))
     if outcome.get("native_comparison"):
-        print_comparison(outcome["native_comparison"], scope, "native", fails.get("native"))
+        print_comparison(outcome["native_comparison"], scope, "native", judged["native"], fails.get("native"))
     if outcome.get("mlx_tests"):
         print_mlx_tests(outcome["mlx_tests"], info.get("mlx_test_reruns"))
+    if info.get("sweep_reproducers"):
+        print_sweep(info["sweep_reproducers"])
+
+
+def print_sweep(doc: dict) -> None:
+    """The sweep's registered reproducers: exit code on each build, one row each."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from . import terminal
+    t = Table(title="sweep reproducers (probes/sweep): pristine vs patched exit codes (1 present, 0 absent)")
+    for col in ("reproducer", "pristine", "patched", "change"):
+        t.add_column(col, overflow="fold")
+    for r in doc.get("rows", []):
+        t.add_row(escape(r["reproducer"]), str(r["pristine"]), str(r["patched"]), r["change"] or "same")
+    terminal.console().print(t)
 
 
 def print_fuzz(summary: dict, campaigns: dict) -> None:

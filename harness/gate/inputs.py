@@ -170,6 +170,8 @@ class Gate:
     # The patch's own regression tests (patch/tests, named per diff by series.json), run on
     # both builds beside MLX's Python tests: each file must fail pristine and pass patched.
     handoff: list = field(default_factory=list)
+    fixes: object = None             # --fixes as parsed: None (auto), "none" or [ops]
+    sweep: bool = False              # run the sweep's registered reproducers on both builds (the CLI: unless --no-sweep)
 
     @property
     def header_texts(self) -> dict:

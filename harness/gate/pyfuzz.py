@@ -128,7 +128,39 @@ def recheck(gate, built: dict, scenarios: list) -> dict:
     return out
 
 
-def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict, claimed_signatures=None) -> dict:
+def planned_ops(gate, fixes) -> tuple:
+    """(ops, how): what --fuzz searches when --fuzz-ops is not given: --fixes' ops; else
+    every op the series' manifest claims and every op the diff's touched functions reach
+    (touched.inferred_ops), all of TARGET when one is; each only if it can be fuzzed. ([],
+    why) when that is nothing (--fixes none, a patch that reaches no op): every op then."""
+    from ..fuzz import targets
+    from ..judging.gate_verdict import TARGET
+    from ..ops import registry
+    from . import touched
+    if fixes == "none":
+        return [], "--fixes none"
+    if fixes:
+        want, how = set(fixes), "--fixes"
+    else:
+        claims = {op for op, _ in gate.claims or ()}
+        reached = set(touched.inferred_ops(gate.touched, registry().values()))
+        want = claims | reached | (set(TARGET) if (claims | reached) & set(TARGET) else set())
+        how = (f"the series' manifest ({len(claims)} ops) and the functions the diff changes "
+               f"({len(reached)} ops)")
+    fuzzable = set(targets.names())
+    return sorted(want & fuzzable), how + (f"; not fuzzable: {', '.join(sorted(want - fuzzable))}"
+                                           if want - fuzzable else "")
+
+
+def unfuzzed(planned: list, campaigns: dict) -> list:
+    """The planned ops that got no case on some build's campaign (stats.per_op)."""
+    return sorted(op for op in planned
+                  if any(((c.get("stats") or {}).get("per_op") or {}).get(op, {}).get("cases", 0) == 0
+                         for c in campaigns.values()))
+
+
+def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict, claimed_signatures=None,
+              claimed_ops=None) -> dict:
     """One row per signature either campaign found, with what each build does with the
     smallest counterexample, and the verdict for it. A finding fails the gate when it is
     new on patched (pristine passes it), worse on patched (a gradient-rule oracle flags it
@@ -154,8 +186,8 @@ def summarize(outs: dict, checked: dict, fixes, out_of_scope: dict, claimed_sign
         scope = []
     elif fixes:
         scope = sorted(fixes)
-    else:
-        changed = {r["op"] for r in rows if bad(r, "pristine") != bad(r, "patched")}
+    else:   # the ops whose findings change, and those a series' manifest claims
+        changed = {r["op"] for r in rows if bad(r, "pristine") != bad(r, "patched")} | set(claimed_ops or ())
         scope = sorted(changed | (set(TARGET) if changed & set(TARGET) else set()))
     explicit = bool(fixes) and fixes != "none"
     claimed = set(claimed_signatures or ())
@@ -208,9 +240,16 @@ def verdict(summary: dict, campaigns: dict) -> tuple:
     counts = ", ".join(f"{v}: {c['stats']['cases']} cases ({c['stats']['cases_per_s']}/s), "
                        f"{len(c.get('findings', []))} findings" for v, c in campaigns.items())
     tail = f"; {len(pre)} pre-existing outside the scope ({', '.join(summary['scope']) or 'none'}); {counts}"
+    planned = summary.get("planned") or []
+    missing = unfuzzed(planned, campaigns)
+    if planned:
+        tail += f"; fuzzed {len(planned) - len(missing)}/{len(planned)} ops of the patch's scope"
     if blamed:
         return 1, (f"{len(blamed)} findings against the patched build are in scope or new "
                    f"(first: {blamed[0]['signature']}: {blamed[0]['verdict']})" + tail)
+    if missing:
+        return 1, (f"{len(missing)} ops of the patch's scope got no fuzz case on a build "
+                   f"({', '.join(missing)}): give --fuzz more seconds" + tail)
     return 0, "no finding against the patched build in scope or new" + tail
 
 
@@ -226,6 +265,11 @@ def run(args, gate, fixes, say) -> dict:
     out_of_scope = {e.meta.get("signature"): e.reason for e in corpus if not e.in_scope}
     claimed = {e.meta.get("signature") for e in corpus if e.in_scope}
     state = {}
+    planned, how = ([o.strip() for o in args.fuzz_ops.split(",") if o.strip()], "--fuzz-ops") if args.fuzz_ops \
+        else planned_ops(gate, fixes)
+    if planned and not args.fuzz_ops:
+        args.fuzz_ops = ",".join(planned)
+    say(f"fuzzing {len(planned) or 'every fuzzable'} ops ({how})")
 
     def body(tmp):
         built = GB.build_variants(gate)
@@ -244,7 +288,8 @@ def run(args, gate, fixes, say) -> dict:
         scen = {f.scenario["name"]: f.scenario for d in outs.values() for f in F.load(d)}
         say(f"running the {len(scen)} findings on both builds")
         checked = recheck(gate, built, list(scen.values())) if scen else {v: {} for v in built}
-        summary = summarize(outs, checked, fixes, out_of_scope, claimed)
+        summary = summarize(outs, checked, fixes, out_of_scope, claimed, {op for op, _ in gate.claims or ()})
+        summary["planned"], summary["planned_how"] = planned, how
         summary["campaigns"] = {v: {k: c.get(k) for k in ("stats", "dtypes", "seed", "budget_s", "ops")}
                                 for v, c in campaigns.items()}
         atomic.write_json(Path(tmp) / SUMMARY, summary)

@@ -25,7 +25,8 @@ from . import headers as nheaders
 from . import mlxtests
 from . import patch as native_patch
 from .build import build_variants
-from .compare import _entries, biting_tags, comparison, failing_oracles
+from . import touched as ntouched
+from .compare import _entries, biting_tags, changed_values, comparison, failing_oracles, mended_checks
 from .inputs import MLX_TESTS, VARIANTS, Gate, StepFailed, _say
 from .suites import edited_tests, old_tests_on_patched, rerun_test, run_handoff, run_harness, run_native, run_suites
 
@@ -34,7 +35,22 @@ def run(gate: Gate, entries: list, out, replace: bool = False) -> dict:
     """Build, run and record into the run directory `out` (checked by the caller).
     `entries`: scenarios or cases.files.Entry records. Returns {"comparison",
     "native_comparison", "mlx_tests", ...} or {"failed": one line}."""
-    return staged_run(gate, out, lambda tmp: _build_and_run(gate, _entries(entries), tmp), "native-gate", replace)
+    return staged_run(gate, out, lambda tmp: _judged(gate, _build_and_run(gate, _entries(entries), tmp)),
+                      "native-gate", replace)
+
+
+def _judged(gate: Gate, outcome: dict) -> dict:
+    """gate.json's "verdict": the exit code, the lines and every list behind the printed
+    tables (judging/gate_verdict.judge per suite), and "fixes" as given: the evidence keeps
+    what the terminal only counts."""
+    from .compare import overall_full
+    v = overall_full(outcome, gate.fixes)
+    outcome["gate"]["fixes"] = gate.fixes
+    outcome["gate"]["verdict"] = {"exit": v["exit"], "lines": v["lines"],
+                                  "scope": {k: [list(c) for c in x] if k in ("claims", "inferred") else x
+                                            for k, x in v["scope"].items()},
+                                  "judged": v["judged"]}
+    return outcome
 
 
 def staged_run(gate: Gate, out, body, kind: str = "native-gate", replace: bool = False) -> dict:
@@ -189,6 +205,8 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
         _harness_stage(gate, built, entries, results, native_rec, out)
     if "native" in gate.stages:
         _native_stage(gate, built, entries, results, native_rec, out)
+    if ("sweep", VARIANTS[0]) in results:
+        out["gate"]["sweep_reproducers"] = sweep_document(results)
     if "mlx-python" in gate.stages and gate.handoff:
         _say(gate, f"running the patch's {len(gate.handoff)} regression test files on both builds")
         for v in VARIANTS:
@@ -198,16 +216,33 @@ def _build_and_run(gate: Gate, entries: list, tmp: Path) -> dict:
     return out
 
 
+def sweep_document(results: dict) -> dict:
+    """gate.json's "sweep_reproducers": one row per registered sweep reproducer with its
+    exit code on each build and the change (gate_verdict.sweep_change)."""
+    from ..judging.gate_verdict import sweep_change
+    per = {v: results[("sweep", v)]["reproducers"] for v in VARIANTS}
+    rows = []
+    for name in sorted(set(per["pristine"]) | set(per["patched"])):
+        a, b = (per[v].get(name) or {} for v in VARIANTS)
+        rows.append({"reproducer": name, "pristine": a.get("exit_code"), "patched": b.get("exit_code"),
+                     "change": sweep_change(a.get("exit_code"), b.get("exit_code")),
+                     "verdict": {"pristine": a.get("verdict"), "patched": b.get("verdict")}})
+    return {"source": "probes/sweep", "rows": rows}
+
+
 def _gate_document(gate: Gate, built: dict, entries: list, build_s: float, suites_s: float) -> dict:
     """gate.json's start: times, builds, stages, the defect classes that bite on each
     expected defect (conditional tags resolved): all of them, and those the first-order
     oracles show (what the verdict holds a patch to: a scenario once the patch fixes each
     of those classes; compare.overall), and the series' claims."""
     from ..oracles import FIRST_ORDER
+    from ..ops import registry
     doc = {"seconds": {"build": build_s, "suites": suites_s},
            "builds": {v: {"reused": b.reused, "parts": {p: str(d) for p, d in b.parts.items()}}
                       for v, b in built.items()},
-           "stages": list(gate.stages), "failing": {}, "scenario_reruns": {},
+           "stages": list(gate.stages), "failing": {}, "scenario_reruns": {}, "changed_values": {},
+           "partly_fixed": {},
+           "inferred": ntouched.infer(gate.touched, registry().values()),
            "defect_tags": biting_tags(entries), "defect_tags_first_order": biting_tags(entries, FIRST_ORDER)}
     if gate.claims is not None:
         doc["claims"] = [list(c) for c in gate.claims]
@@ -221,6 +256,8 @@ def _harness_stage(gate: Gate, built: dict, entries: list, results: dict, native
                       for v in VARIANTS}
     out["comparison"] = comparison(entries, runs, list(gate.touched))
     fails = out["gate"]["failing"]["harness"] = failing_oracles(runs)
+    out["gate"]["changed_values"]["harness"] = changed_values(runs)
+    out["gate"]["partly_fixed"]["harness"] = mended_checks(runs)
     out["gate"]["scenario_reruns"]["harness"] = confirm_regressions(
         gate, built, out["comparison"], scenarios, "harness", native_rec, fails)
 
@@ -235,5 +272,7 @@ def _native_stage(gate: Gate, built: dict, entries: list, results: dict, native_
     comp["fast_path"] = {v: results[("native", v)][1] for v in VARIANTS}
     out["native_comparison"] = comp
     fails = out["gate"]["failing"]["native"] = failing_oracles(runs)
+    out["gate"]["changed_values"]["native"] = changed_values(runs)
+    out["gate"]["partly_fixed"]["native"] = mended_checks(runs)
     out["gate"]["scenario_reruns"]["native"] = confirm_regressions(
         gate, built, comp, scenarios, "native", native_rec, fails)

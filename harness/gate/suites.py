@@ -237,7 +237,33 @@ def run_mlx_cpp(gate: Gate, variant: nvar.Variant) -> dict:
 
 
 # Rough cost of each stage on 2 cores, to start the longest first.
-WEIGHT = {"mlx-python": 240, "mlx-cpp": 30, "harness": 20, "native": 5}
+# The sweep's registered reproducers (probes/sweep/<id>.py, one per class harness/sweep/known.py
+# declares; tests/sweep/test_known.py holds the folder and the declarations to the same set):
+# exit 1 while the defect is present, 0 once fixed, 125 when they cannot test.
+SWEEP_IDLE_S = 420   # var__zero_size_hang waits up to 30 s in each of 12 silent children
+
+
+def sweep_reproducers() -> list:
+    from ..core import resources
+    return sorted((resources.probes_dir() / "sweep").glob("*.py"))
+
+
+def run_sweep(gate: Gate, variant: nvar.Variant) -> dict:
+    """Each registered sweep reproducer once on this build, in its own recorded process:
+    {"reproducers": {id: {"exit_code", "seconds", "verdict": its last VERDICT line}}}."""
+    out = {}
+    cwd = _workdir(gate, f"sweep-{variant.name}")
+    for path in sweep_reproducers():
+        e = gate.rec.run(f"sweep-{variant.name}-{path.stem}", [sys.executable, str(path)], cwd,
+                         env=python_env(variant, gate), idle_timeout=max(gate.hang_s, SWEEP_IDLE_S))
+        text = (gate.rec.root / e["stdout"]).read_text(encoding="utf-8", errors="replace")
+        said = [ln for ln in text.splitlines() if ln.startswith("VERDICT:")]
+        out[path.stem] = {"exit_code": e["exit_code"], "seconds": e.get("seconds"),
+                          "verdict": said[-1][:300] if said else None}
+    return {"reproducers": out}
+
+
+WEIGHT = {"mlx-python": 240, "mlx-cpp": 30, "harness": 20, "sweep": 10, "native": 5}
 
 
 def run_suites(gate: Gate, built: dict, input_path: Path, native_rec) -> dict:
@@ -246,8 +272,10 @@ def run_suites(gate: Gate, built: dict, input_path: Path, native_rec) -> dict:
     if any(s in gate.stages for s in ("harness", "mlx-python")):
         for v in VARIANTS:
             import_check(gate, built[v])
-    tasks = sorted(((s, v) for s in gate.stages for v in VARIANTS), key=lambda t: -WEIGHT.get(t[0], 1))
+    stages = tuple(gate.stages) + (("sweep",) if gate.sweep and "harness" in gate.stages else ())
+    tasks = sorted(((s, v) for s in stages for v in VARIANTS), key=lambda t: -WEIGHT.get(t[0], 1))
     runners = {"harness": lambda v: run_harness(gate, built[v], input_path),
+               "sweep": lambda v: run_sweep(gate, built[v]),
                "native": lambda v: run_native(gate, built[v], input_path, native_rec),
                "mlx-python": lambda v: run_mlx_python(gate, built[v]),
                "mlx-cpp": lambda v: run_mlx_cpp(gate, built[v])}

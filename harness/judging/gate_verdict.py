@@ -27,26 +27,105 @@ def changed_ops(*comps, reruns: dict | None = None) -> list:
                    and confirmed_scenario((reruns or {}).get(i), r["scenario"])})
 
 
-def resolve_scope(fixes, comps, mlx_rows=(), reruns: dict | None = None, claims=None) -> dict:
+def resolve_scope(fixes, comps, mlx_rows=(), reruns: dict | None = None, claims=None, inferred=None) -> dict:
     """The ops the patch is held to fix. `fixes`: None (auto: the ops whose scenarios
     change, and all of TARGET when one of them does, and every op a series' manifest
-    claims a fix for), "none", or a list of ops. `claims`: [(op, class)] of the manifest.
-    Returns {"ops", "how", "strict": ops whose every expected defect must reproduce,
-    "claims"}."""
+    claims a fix for, or the diff's touched functions are inferred to claim), "none", or a
+    list of ops. `claims`: [(op, class)] of the manifest; `inferred`: [(op, class)] read
+    from the diff itself (inferred_claims). Returns {"ops", "how", "strict": ops whose
+    every expected defect must reproduce, "claims", "inferred": the inferred claims no
+    manifest made}."""
     if fixes == "none":
-        return {"ops": [], "how": "none (--fixes none)", "strict": [], "claims": []}
+        return {"ops": [], "how": "none (--fixes none)", "strict": [], "claims": [], "inferred": []}
     claims = sorted({tuple(c) for c in claims or ()})
+    inferred = sorted({tuple(c) for c in inferred or ()} - set(claims))
     if fixes:
-        return {"ops": sorted(fixes), "how": "--fixes", "strict": sorted(fixes), "claims": claims}
+        return {"ops": sorted(fixes), "how": "--fixes", "strict": sorted(fixes), "claims": claims,
+                "inferred": inferred}
     ops = set(changed_ops(*comps, reruns=reruns))
     if ops & set(TARGET):
         ops |= set(TARGET)
     claimed = {op for op, _ in claims} - ops
-    ops |= {op for op, _ in claims}
+    guessed = {op for op, _ in inferred} - ops - claimed
+    ops |= {op for op, _ in claims + inferred}
     return {"ops": sorted(ops), "how": "auto: the ops whose scenarios change"
             + (f" (all of {', '.join(TARGET)} when one does)" if ops & set(TARGET) else "")
-            + (f", and those the series' manifest claims ({', '.join(sorted(claimed))})" if claimed else ""),
-            "strict": sorted(ops & set(TARGET)), "claims": claims}
+            + (f", and those the series' manifest claims ({', '.join(sorted(claimed))})" if claimed else "")
+            + (f", and those inferred from the functions the diff changes ({', '.join(sorted(guessed))})"
+               if guessed else ""),
+            "strict": sorted(ops & set(TARGET)), "claims": claims, "inferred": inferred}
+
+
+def inferred_claims(ops, comps, partly: dict | None, tags: dict | None) -> list:
+    """[(op, class)] a diff claims without saying so: for each op its touched functions
+    reach (`ops`, touched.inferred_ops), each first-order defect class (`tags`
+    {scenario: tags}) of an expected defect of that op that the patch fixes (fail ->
+    pass) or fixes in part (`partly` {scenario: [checks]}, partly_fixed: a check that
+    fails pristine passes patched while another still fails): the diff acts on that rule,
+    so it is held to fixing it in every scenario of the class. A class none of whose checks
+    it mends stays pre-existing, even where its values move (a diff that fixes one class
+    of an op may shift another's wrong values, or turn a crash into an error)."""
+    ops, partly, tags = set(ops or ()), partly or {}, tags or {}
+    return sorted({(r["op"], t) for c in comps if c for r in c["rows"]
+                   if r.get("op") in ops and r["expects_defect"] and r.get("in_scope", True)
+                   and (r["scenario"] in partly or (r["pristine"] != "pass" and r["patched"] == "pass"))
+                   for t in tags.get(r["scenario"], ())})
+
+
+def partly_fixed(records: dict) -> dict:
+    """{scenario: [checks]} for each scenario failing on both builds (records {variant:
+    [records]}) with checks, run on both, that fail pristine and pass patched."""
+    by = {v: {r["scenario"]: r for r in recs} for v, recs in records.items()}
+    out = {}
+    for name, p in (by.get("pristine") or {}).items():
+        q = (by.get("patched") or {}).get(name)
+        if q is None or "pass" in (p.get("status"), q.get("status")):
+            continue
+        cq = {c.get("name"): c for c in q.get("checks") or ()}
+        mended = [c.get("name") for c in p.get("checks") or ()
+                  if c.get("passed") is False and (cq.get(c.get("name")) or {}).get("passed") is True]
+        if mended:
+            out[name] = mended
+    return out
+
+
+def _observed_differs(a: dict, b: dict) -> bool:
+    """Two records of one check: their observed values differ beyond the check's own
+    tolerance (a last-bit difference of a recompiled unit is no change), or one has none."""
+    import numpy as np
+
+    from ..core.checks import shaped
+    x, y = a.get("observed"), b.get("observed")
+    if x is None or y is None:
+        return (x is None) != (y is None)
+    try:
+        x, y = shaped(x, a.get("observed_shape")), shaped(y, b.get("observed_shape"))
+        if x.shape != y.shape:
+            return True
+        return not np.allclose(x, y, rtol=float(a.get("rtol") or 0), atol=float(a.get("atol") or 0),
+                               equal_nan=True)
+    except (TypeError, ValueError):
+        return x != y
+
+
+def value_changes(records: dict) -> dict:
+    """{scenario: [what differs]} for each scenario that fails on both builds (records
+    {variant: [records]}) with a different outcome ("status"), a check one build ran and
+    the other did not, or a check whose observed values differ (its name)."""
+    by = {v: {r["scenario"]: r for r in recs} for v, recs in records.items()}
+    out = {}
+    for name, p in (by.get("pristine") or {}).items():
+        q = (by.get("patched") or {}).get(name)
+        if q is None or "pass" in (p.get("status"), q.get("status")):
+            continue
+        diff = ["status"] if p.get("status") != q.get("status") else []
+        cp = {c.get("name"): c for c in p.get("checks") or ()}
+        cq = {c.get("name"): c for c in q.get("checks") or ()}
+        diff += sorted(k for k in set(cp) ^ set(cq) if k)
+        diff += [k for k in cp if k in cq and _observed_differs(cp[k], cq[k])]
+        if diff:
+            out[name] = diff
+    return out
 
 
 RERUNS = 2
@@ -79,7 +158,7 @@ def regression(fails: dict | None, r: dict) -> bool:
 
 
 def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | None = None,
-          tags: dict | None = None) -> dict:
+          tags: dict | None = None, changed: dict | None = None) -> dict:
     """What the rows say under the scope: lists of scenario names per finding.
 
     `fails` (failing_oracles): which oracles each non-passing record fails; without it
@@ -88,7 +167,8 @@ def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | Non
     once it fixes one of its scenarios, or every expected defect of the ops named by
     --fixes, and every in-scope regression-corpus entry of the ops in scope; without
     `tags` every expected defect of the ops in scope. Expected defects of other classes
-    that fail on both builds are pre-existing."""
+    that fail on both builds are pre-existing. `changed` (value_changes): a held scenario
+    not passing patched whose values the patch changed is also "changed, not fixed"."""
     ops, strict = set(scope["ops"]), set(scope["strict"])
     explicit = scope.get("how") == "--fixes"
     rows = comp["rows"]
@@ -100,7 +180,7 @@ def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | Non
     first_fixed = [r for r in rows if stable(r) and _held(fails, r, "pristine") and not _held(fails, r, "patched")
                    and (r["patched"] == "pass" or fails is not None)]
     classes = {(r.get("op"), t) for r in fixed + first_fixed for t in (tags or {}).get(r["scenario"], ())}
-    classes |= {tuple(c) for c in scope.get("claims") or ()}
+    classes |= {tuple(c) for c in scope.get("claims") or ()} | {tuple(c) for c in scope.get("inferred") or ()}
 
     def claimed(r) -> bool:
         if r.get("op") not in ops or not r.get("in_scope", True):
@@ -125,6 +205,8 @@ def judge(comp: dict, scope: dict, fails: dict | None = None, reruns: dict | Non
         "absent": [r["scenario"] for r in expected if r["pristine"] == "pass" and r.get("op") not in strict],
         "unfixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and _held(fails, r, "patched")
                     and stable(r)],
+        "changed_not_fixed": [r["scenario"] for r in scoped if r["patched"] != "pass" and _held(fails, r, "patched")
+                              and stable(r) and r["scenario"] in (changed or {})],
         "other_rules": [r["scenario"] for r in scoped if r["patched"] != "pass" and not _held(fails, r, "patched")],
         "regressed": [r["scenario"] for r in rows if regression(fails, r) and stable(r)],
         "flaky": [r["scenario"] for r in rows if ((r["pristine"] == "pass") != (r["patched"] == "pass")
@@ -170,6 +252,36 @@ def biting(scenario, oracles=None) -> list:
     if scenario.info is None:
         return list(scenario.defect_tags)
     return [t for t in scenario.defect_tags if scenario.info.expects_defect((t,), scenario.params, oracles)]
+
+
+# --- the sweep's registered reproducers (probes/sweep/<id>.py: exit 1 present, 0 absent) -----------
+
+def sweep_change(pristine, patched) -> str:
+    """One reproducer's exit codes on the two builds, as a change: "fixed" (1 -> 0),
+    "regression" (0 -> anything else: a class the pristine build does not show appears),
+    "pre-existing" (1 -> 1), "" (0 -> 0), "not judged" (either could not test: 125, a
+    crash of the script itself, a hang it was killed for)."""
+    if pristine == 0:
+        return "" if patched == 0 else "regression"
+    if pristine == 1 and patched in (0, 1):
+        return "fixed" if patched == 0 else "pre-existing"
+    return "not judged"
+
+
+def sweep_verdict(doc: dict | None) -> tuple:
+    """(ok, one line) over gate.json's "sweep_reproducers": a regression fails the gate."""
+    rows = (doc or {}).get("rows") or []
+    by = {}
+    for r in rows:
+        by.setdefault(r["change"], []).append(r["reproducer"])
+    n = lambda k: len(by.get(k, ()))  # noqa: E731
+    line = (f"sweep reproducers (probes/sweep): {len(rows)} registered; {n('fixed')} fixed (exit 1 -> 0), "
+            f"{n('regression')} regressions (exit 0 -> not 0), {n('pre-existing')} present on both, "
+            f"{n('')} absent on both" + (f", {n('not judged')} not judged ({', '.join(by['not judged'])})"
+                                        if n("not judged") else ""))
+    if by.get("regression"):
+        return False, line + " -- regressed: " + ", ".join(by["regression"])
+    return True, line
 
 
 # --- MLX's own tests -------------------------------------------------------------------------------

@@ -200,6 +200,10 @@ def _grid_ranks():
         gmm("gmm/grid/rank0/lhs", a, b, lhs=1, family="grid", tags=("left_selection",),
             description="a 0-d left index, broadcast over the right batch: left row 1 three times"),
         gmm("gmm/grid/rank0/rhs", a, b, rhs=2, family="grid", description="a 0-d right index"),
+        gmm("gmm/grid/rank0/rhs/left2d", ints((2, 3), 74), b, rhs=2, family="grid",
+            tags=("no_batch_left", "rank0_segments"),
+            description="a 0-d right index and a 2-D left operand (no batch axes): on the right-sorted "
+                        "path the VJP must give dA of shape (M, K) and dB nonzero in row 2 only"),
         gmm("gmm/grid/rank3/lhs", a, b, lhs=rank3, family="grid", tags=("rank2_segments",),
             description="a (1, 1, 3) left index"),
         gmm("gmm/grid/rank3/rhs", a, b, rhs=rank3, family="grid", tags=("rank2_segments",),

@@ -144,6 +144,14 @@ def _grid(name, x, w_batch, N, K, lhs=None, rhs=None, dtype="float32", tags=(), 
                family="grid", tags=tags, description=desc)
 
 
+def _right_sorted_rank0() -> list:
+    """The right-sorted path's corner a broken fix survived: a 0-d right index and a 2-D x
+    (no batch axes), so the VJP takes the segmented path with an unflattened index."""
+    return [_grid("rank0/rhs/x2d", ints((1, 32), 96, lo=-1, hi=2), (3,), 2, 32, rhs=2,
+                  tags=("no_batch_left", "rank0_segments"),
+                  desc="a 0-d right index and a 2-D x (no batch axes), the right-sorted path's corner")]
+
+
 def _grid_scenarios() -> list:
     """The coverage grid of tests/ops/test_gather_coverage.py: index ranks 0 and 3, operands
     with 0 and 2 batch axes, zero-size M, N and K, and half precision, left or right indexed."""
@@ -196,8 +204,8 @@ def _untransposed() -> list:
 
 
 def scenarios() -> list:
-    return [tag_by_rules(s, DEFECTS) for s in _quantized(4) + _quantized(8) + _user_layouts() + _grid_scenarios()
-            + _untransposed()]
+    return [tag_by_rules(s, DEFECTS) for s in _right_sorted_rank0() + _quantized(4) + _quantized(8) + _user_layouts()
+            + _grid_scenarios() + _untransposed()]
 
 
 SEGMENTED, TRANSPOSE_FALSE = "segmented_second_order", "transpose_false_scales"
