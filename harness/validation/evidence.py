@@ -358,9 +358,14 @@ def _gate_verdicts(ctx: Context) -> None:
     fixes = gate_doc.get("fixes") if isinstance(gate_doc, dict) else None
     # a series' manifest claims only widen the scope (more ops held), never narrow it
     claims = gate_doc.get("claims") if isinstance(gate_doc, dict) and isinstance(gate_doc.get("claims"), list) else None
+    inferred = gate_doc.get("inferred") if isinstance(gate_doc, dict) else None
+    ops = inferred.get("ops") if isinstance(inferred, dict) and isinstance(inferred.get("ops"), dict) else None
+    sweep = gate_doc.get("sweep_reproducers") if isinstance(gate_doc, dict) else None
     for facts in ctx.facts.gates:
         what = "native" if facts.folder else "harness"
-        native_checks.gate_verdict(facts, fixes, what, claims)
+        # the sweep's reproducers ran once, beside the harness's scenarios
+        native_checks.gate_verdict(facts, fixes, what, claims, ops,
+                                   sweep if not facts.folder and isinstance(sweep, dict) else None)
 
 
 def validate_all(ev: Evidence, use_cache: bool = True) -> tuple:

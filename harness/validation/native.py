@@ -48,6 +48,8 @@ class GateFacts:
     line: str = ""
     fails: dict = field(default_factory=dict)     # {scenario: {variant: oracles its record fails}}
     tags: dict = field(default_factory=dict)      # {scenario: first-order classes that bite}
+    changed: dict = field(default_factory=dict)   # value_changes of the two results files
+    partly: dict = field(default_factory=dict)    # partly_fixed of the two results files
 
 
 def _is_int(x) -> bool:
@@ -191,7 +193,10 @@ def check_comparison(group, folder: str, data: dict, files, table) -> GateFacts:
         return facts
     pristine, patched = _statuses(docs[0]), _statuses(docs[1])
     scen = _scenarios(files, folder)
-    facts.fails = rules.failing_by_scenario({v: d["records"] for v, d in zip(VARIANTS, docs)})
+    by_variant = {v: d["records"] for v, d in zip(VARIANTS, docs)}
+    facts.fails = rules.failing_by_scenario(by_variant)
+    # re-derived from the records, as the gate derives them: what the diff changed or mended
+    facts.changed, facts.partly = rules.value_changes(by_variant), rules.partly_fixed(by_variant)
     keys = []
     for row in data["rows"]:
         key = (row["scenario"], row["device"])
@@ -264,20 +269,29 @@ def check_mlx_tests(group, name: str, doc: dict, reruns: dict | None = None) -> 
 
 # --- the gate verdict over re-derived rows ---------------------------------------------------------
 
-def gate_verdict(facts: GateFacts, fixes, what: str, claims=None) -> None:
+def gate_verdict(facts: GateFacts, fixes, what: str, claims=None, inferred_ops=None, sweep=None) -> None:
     """Fill facts.ok / facts.line with the gate's own rules (judging/gate_verdict.py) over the
     re-derived rows: every expected defect of a strict op reproduced on pristine, every
-    scenario the patch is held to (its fixed first-order classes) passing patched in the
-    gradient rules' own oracles, nothing regressed. Reruns the gate recorded are not
-    taken: offline every regression stands."""
+    scenario the patch is held to (its fixed first-order classes, and the classes inferred
+    from the functions the diff changes, inferred_claims over the re-derived rows) passing
+    patched in the gradient rules' own oracles ("changed, not fixed" included), nothing
+    regressed, no sweep reproducer regressed (`sweep`: gate.json's rows, re-judged). Reruns
+    the gate recorded are not taken: offline every regression stands. The recorded
+    inferred ops are taken as they are: they can only add held classes, never narrow the
+    scope."""
     comp = {"rows": facts.rows}
+    inferred = rules.inferred_claims(inferred_ops or {}, [comp], facts.partly, facts.tags)
     scope = rules.resolve_scope(fixes if fixes in ("none", None) or isinstance(fixes, list) else None,
-                                     [comp], claims=claims)
-    j = rules.judge(comp, scope, facts.fails, None, facts.tags)
+                                [comp], claims=claims, inferred=inferred)
+    j = rules.judge(comp, scope, facts.fails, None, facts.tags, changed=facts.changed)
     n_exp, missed, unfixed, reg = len(j["expected"]), j["missed"], j["unfixed"], j["regressed"]
     words = (", ".join(scope["ops"]) or "no op") + f" ({scope['how']})"
     facts.scope_text = words
-    facts.ok = bool(scope["ops"]) and bool(j["expected"]) and not missed and not unfixed and not reg
+    sweep_ok, sweep_line = rules.sweep_verdict(sweep) if sweep is not None else (True, "")
+    facts.ok = (bool(scope["ops"]) and bool(j["expected"]) and not missed and not unfixed and not reg
+                and not j.get("changed_not_fixed") and sweep_ok)
     facts.line = (f"{what}: scope {words}; pristine reproduced {n_exp - len(missed) - len(j['absent'])}/{n_exp} "
                   f"expected defects, patched passes {len(j['scoped']) - len(unfixed)}/{len(j['scoped'])} "
-                  f"scenarios it is held to, {len(reg)} regressed")
+                  f"scenarios it is held to, {len(reg)} regressed"
+                  + (f", {len(j['changed_not_fixed'])} changed, not fixed" if j.get("changed_not_fixed") else "")
+                  + (f"; {sweep_line}" if sweep_line else ""))
