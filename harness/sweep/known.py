@@ -93,6 +93,9 @@ KNOWN = (
           "its __call__ reshapes with the traced batch size",
           limitation="a function whose Python code reads shapes cannot be compiled shapeless "
                      "(MLX's documentation of mx.compile, 'shapeless')"),
+    Known("sign__shapeless_grad_shape", ("mx.sign", "nn.softshrink", "nn.Softshrink"), "any", CRASH,
+          "the same traced-shape zeros: traced at a smaller shape and called at a larger one (of a view, "
+          "x[..., 1:]), the slice's VJP writes the larger gradient into them: heap corruption, SIGABRT"),
 )
 
 
