@@ -221,6 +221,9 @@ SHAPES = [
     _call("mx.as_strided", lambda f, x: f(x, (3, 3), (1, 1)), _a(5)),
     _call("mx.meshgrid", lambda f, a, b: f(a, b), _a(3), _a(2)),
     _call("mx.astype", lambda f, x: f(x, _mx().float32), X),
+    # casts to integer and bool types and back: piecewise constant, derivative 0 between steps
+    *[_call("mx.astype", lambda f, x, t=t: f(f(x, getattr(_mx(), t)), _mx().float32), X, variant=f"via-{t}",
+            kinks=True) for t in ("int32", "uint8", "int8", "bool_")],
     _call("mx.where", lambda f, c, a, b: f(c, a, b), Arg((3, 4), BOOL, "bool"), X, X),
     _call("mx.clip", lambda f, x: f(x, -0.5, 0.5), X, kinks=True),
     _call("mx.clip", lambda f, x, lo, hi: f(x, lo, hi), X, _a(3, 1), _a(1, 4), variant="array-bounds", kinks=True),

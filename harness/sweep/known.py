@@ -96,6 +96,9 @@ KNOWN = (
     Known("sign__shapeless_grad_shape", ("mx.sign", "nn.softshrink", "nn.Softshrink"), "any", CRASH,
           "the same traced-shape zeros: traced at a smaller shape and called at a larger one (of a view, "
           "x[..., 1:]), the slice's VJP writes the larger gradient into them: heap corruption, SIGABRT"),
+    Known("astype__integer_cast_passes_gradient", ("mx.astype",), "*", "wrong value",
+          "AsType::vjp/jvp pass the cotangent (tangent) through a cast to an integer or bool type, where "
+          "the cast is piecewise constant: its derivative is 0 between the steps"),
 )
 
 
