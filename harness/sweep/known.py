@@ -99,6 +99,12 @@ KNOWN = (
     Known("astype__integer_cast_passes_gradient", ("mx.astype",), "*", "wrong value",
           "AsType::vjp/jvp pass the cotangent (tangent) through a cast to an integer or bool type, where "
           "the cast is piecewise constant: its derivative is 0 between the steps"),
+    Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.std", "mx.var"), SHAPELESS, "wrong shape",
+          "the same max(0, 1) = 1: var's x - mean(x, keepdims=True) over a zero-size axis, fused under "
+          "shapeless compile, has a size-1 axis where eager has 0, and the gradient comes back (2, 1) for x (2, 0)"),
+    Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.std", "mx.var"), "any", "signal SIGSEGV",
+          "the same max(0, 1) = 1: var's forward under shapeless compile at x (2, 0) writes a (2, 1) fused "
+          "result into a 0-element buffer (SIGSEGV every time; eager and fixed-shape compile are right)"),
 )
 
 
