@@ -263,7 +263,15 @@ def _reshaped(m, f, extras, isolated, change) -> list | str | None:
     # in the caller's own process such inputs are not tried, and the report says so
     if not isolated and _size_one_axis(list(m.arrays) + list(extras)):
         return CRASH_PRONE
+    try:
+        shapes = [y.shape for y in m.fn(*other)]
+    except Exception:   # fn does not run at that shape: not tried
+        return None
     for ext in (change(extras, 0), list(extras)):
+        # the cotangents must have the outputs' shapes there: MLX's vjp does not check, and
+        # one that broadcasts would make the comparison with eager meaningless
+        if [e.shape for e in ext] != shapes:
+            continue
         try:
             mx.eval(f(*other, *ext))
             return other + ext

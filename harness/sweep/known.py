@@ -105,6 +105,10 @@ KNOWN = (
     Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.std", "mx.var"), "any", "signal SIGSEGV",
           "the same max(0, 1) = 1: var's forward under shapeless compile at x (2, 0) writes a (2, 1) fused "
           "result into a 0-element buffer (SIGSEGV every time; eager and fixed-shape compile are right)"),
+    Known("topk__shapeless_traced_kth", ("mx.topk",), SHAPELESS, "wrong value",
+          "under shapeless compile topk's VJP, traced at one size of its axis and called at another, puts the "
+          "cotangent on the wrong elements (kth and the slice start n - k come from the traced n) once any topk "
+          "has run eagerly in the process; its forward refuses shapeless compile"),
 )
 
 
