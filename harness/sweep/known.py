@@ -109,6 +109,9 @@ KNOWN = (
           "under shapeless compile topk's VJP, traced at one size of its axis and called at another, puts the "
           "cotangent on the wrong elements (kth and the slice start n - k come from the traced n) once any topk "
           "has run eagerly in the process; its forward refuses shapeless compile"),
+    Known("expand_dims__vmap_multi_axis", ("mx.expand_dims",), "vmap(vmap(*", "wrong shape",
+          "the same comparison, met by the inner vmap of a nested one (its batch on the last axis): "
+          "vmap(vmap(f, in_axes=2)) of expand_dims(x, (0, 2)) gives (2, 1, 1, 3, 4, 2) for (2, 2, 1, 3, 1, 4)"),
 )
 
 
