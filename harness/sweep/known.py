@@ -112,6 +112,18 @@ KNOWN = (
     Known("expand_dims__vmap_multi_axis", ("mx.expand_dims",), "vmap(vmap(*", "wrong shape",
           "the same comparison, met by the inner vmap of a nested one (its batch on the last axis): "
           "vmap(vmap(f, in_axes=2)) of expand_dims(x, (0, 2)) gives (2, 1, 1, 3, 4, 2) for (2, 2, 1, 3, 1, 4)"),
+    Known("elu__large_input_nan_gradient", ("nn.elu", "nn.selu", "nn.ELU", "nn.SELU"), "*", "non-finite",
+          "nn.elu is mx.where(x > 0, x, alpha * (exp(x) - 1)): at large positive x the branch not taken "
+          "overflows (exp(x) = inf) and where's VJP gives it 0 * inf = NaN, where the derivative is 1"),
+    Known("add__vmap_repeated_output_axis", ("mx.add",), "vmap(vmap(*", "wrong shape",
+          "the same misplaced batch axis of a repeated output, met by the inner vmap of a nested one (its "
+          "batch on the last axis)"),
+    Known("take__vmap_vjp_scatter_updates_axis", ("mx.take",), "vmap(vmap(vjp*", "wrong value",
+          "the same misplaced updates axis, met by the inner vmap of a nested one (its batch on the last axis)"),
+    Known("slice_update__vmap_unbatched_update", ("mx.slice_update",), "vmap(*", "wrong value",
+          "under vmap an unbatched update is written into example 0 only: the forward with the update shared "
+          "by the batch (in_axes None; verified by hand: examples 1.. keep their old values) and the VJP's "
+          "zeros_like update, nested too", catalog=True),
 )
 
 
