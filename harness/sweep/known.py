@@ -124,6 +124,13 @@ KNOWN = (
           "under vmap an unbatched update is written into example 0 only: the forward with the update shared "
           "by the batch (in_axes None; verified by hand: examples 1.. keep their old values) and the VJP's "
           "zeros_like update, nested too", catalog=True),
+    Known("lu__zero_size_sigfpe", ("mx.linalg.lu", "mx.linalg.lu_factor"), "any", "signal SIGFPE",
+          "the CPU LU factorization of a matrix with a zero-size dimension divides by zero (SIGFPE) in the forward"),
+    Known("conv__zero_out_channels_sgemm_exit", ("mx.conv1d", "mx.conv2d", "mx.conv3d", "mx.conv_general",
+                                                 "mx.conv_transpose1d", "mx.conv_transpose2d",
+                                                 "mx.conv_transpose3d"), "any", "exit 0",
+          "a convolution with zero output channels calls SGEMM with a leading dimension of 0; the BLAS rejects "
+          "it and ends the process with status 0 (in the forward)"),
 )
 
 
