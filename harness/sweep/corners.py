@@ -195,12 +195,20 @@ class Case:
 def case(entry: api.Entry, corner: Corner, rng) -> Case:
     shapes = corner.shapes or (None,) * len(entry.args)
     casts = corner.casts or (None,) * len(entry.args)
+    shrunk = _shrunk(entry, shapes)
     inputs = []
     for arg, shape, cast in zip(entry.args, shapes, casts):
         if arg is None:
             inputs.append(None)
             continue
         shape = arg.shape if shape is None else shape
+        if arg.domain == api.INDEX and arg.dtype == "int32" and arg.bound in shrunk:
+            # the indices point into a dimension the corner made smaller: they stay inside it
+            # (an index past the end is not a gradient question: MLX does not check bounds);
+            # into an empty dimension there are none
+            new = shrunk[arg.bound]
+            arg = api.Arg(arg.shape, arg.domain, arg.dtype, max(new, 1), arg.free)
+            shape = shape[:-1] + (0,) if new == 0 and shape else shape
         if corner.view and arg.differentiable:
             shape = _view_shape(shape, corner.view)
         base = values.draw(arg, rng, shape)
@@ -209,6 +217,15 @@ def case(entry: api.Entry, corner: Corner, rng) -> Case:
             base = _complex(rng, base)
         inputs.append(_cast(arg, base, cast) if cast else base)
     return Case(entry, corner, _function(entry, corner), inputs)
+
+
+def _shrunk(entry: api.Entry, shapes: tuple) -> dict:
+    """{old size: new size} of the differentiated arguments' dimensions a corner made smaller."""
+    out = {}
+    for arg, shape in zip(entry.args, shapes):
+        if arg is not None and arg.differentiable and shape is not None and len(shape) == len(arg.shape):
+            out.update({a: b for a, b in zip(arg.shape, shape) if b < a})
+    return out
 
 
 def _function(entry: api.Entry, corner: Corner):

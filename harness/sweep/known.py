@@ -131,6 +131,9 @@ KNOWN = (
                                                  "mx.conv_transpose3d"), "any", "exit 0",
           "a convolution with zero output channels calls SGEMM with a leading dimension of 0; the BLAS rejects "
           "it and ends the process with status 0 (in the forward)"),
+    Known("take_along_axis__vmap_vjp_zero_size_batch", ("mx.take_along_axis", "nn.losses.nll_loss"), "*vmap(*",
+          "wrong shape", "vmap of take_along_axis' VJP (a scatter-add into zeros) over arrays with a zero-size axis "
+          "returns a batch of 1, not the mapped batch"),
 )
 
 

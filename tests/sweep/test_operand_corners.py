@@ -53,3 +53,16 @@ def test_the_sweep_sees_a_cast_to_int_pass_the_gradient_through():
     assert {"vjp", "jvp"} <= {c["transform"] for c in rec["checks"] if c["status"] == "fail"}
     rec = measure.one("mx.add", "operand-int32-arg1", 0)
     assert rec["status"] == "pass", rec
+
+
+def test_indices_into_a_dimension_a_corner_shrinks_stay_inside_it():
+    """take_along_axis(x, i, axis=1) with x's axis 1 cut to 1: every index 0 (an index past
+    the end is undefined in MLX, not a gradient question); cut to 0: no index at all."""
+    e = _entry("mx.take_along_axis")
+    rng = np.random.default_rng(0)
+    one = next(c for c in corners.corners(e) if c.name == "size1-arg0-dim1")
+    assert np.all(corners.case(e, one, rng).inputs[1] == 0)
+    zero = next(c for c in corners.corners(e) if c.name == "size0-arg0-dim1")
+    assert corners.case(e, zero, rng).inputs[1].shape == (3, 0)
+    generic = corners.case(e, corners.corners(e)[0], rng)
+    assert generic.inputs[1].max() > 0
