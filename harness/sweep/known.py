@@ -134,6 +134,17 @@ KNOWN = (
     Known("take_along_axis__vmap_vjp_zero_size_batch", ("mx.take_along_axis", "nn.losses.nll_loss"), "*vmap(*",
           "wrong shape", "vmap of take_along_axis' VJP (a scatter-add into zeros) over arrays with a zero-size axis "
           "returns a batch of 1, not the mapped batch"),
+    Known("split__vmap_empty_parts_axis", ("mx.split",), "vmap(*", "wrong shape",
+          "vmap of split with the batch on a non-leading axis, the split axis of size 0, leaves the batch axis "
+          "where the input had it on every part but the first"),
+    Known("std__single_element_nan_gradient", ("mx.std",), "*", "non-finite",
+          "std over an axis of size 1 is identically 0, but its VJP and JVP divide by it: 0 / 0 = NaN"),
+    Known("norm__zero_size_jvp_nan", ("mx.linalg.norm", "mx.matrix_norm", "nn.losses.cosine_similarity_loss"),
+          "identity*", "non-finite",
+          "the JVP of the norm of an array with no elements divides <x, u> = 0 by the norm 0: NaN, where the "
+          "norm of an empty array is identically 0 (the identity check meets it through the JVP)"),
+    Known("norm__zero_size_jvp_nan", ("mx.linalg.norm", "mx.matrix_norm", "nn.losses.cosine_similarity_loss"),
+          "jvp", "non-finite", "the same NaN JVP of an empty array's norm"),
 )
 
 
