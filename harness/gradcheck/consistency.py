@@ -129,7 +129,11 @@ def _rounding(want: Want) -> list | None:
             mx.eval(wide)
     except Exception:   # an op without float64: no measured floor
         return None
-    return [4 * float(np.max(np.abs(to_np(w) - to_np(v)), initial=0.0)) for w, v in zip(want, wide)]
+    out = []
+    for w, v in zip(want, wide):
+        d = np.abs(to_np(w) - to_np(v))
+        out.append(4 * float(np.max(d, initial=0.0, where=np.isfinite(d))))
+    return out
 
 
 def _loop(f, examples: list, args: list, count: int = BATCH, wide: bool = False) -> list:

@@ -228,8 +228,8 @@ def test_rounding_is_measured_against_the_same_loop_in_float64():
 
     class M:
         s = S()
-    x = mx.array(np.float32(1e4) + np.arange(3, dtype=np.float32))
-    f = lambda x: [mx.sum(mx.exp(x - 1e4) * 1e-3) + 1e4 - 1e4]   # noqa: E731 (float32 cancellation)
+    x = mx.array(np.array([0.3, 0.7, 1.1], dtype=np.float32))
+    f = lambda x: [(x + 1e4) - 1e4]   # noqa: E731 (float32 cancellation: rounding ~5e-4, float64 exact)
     want = consistency._loop(f, consistency._batch(M(), [x]), [x])
     floors = consistency._rounding(want)
     assert floors is not None and floors[0] > 0
