@@ -145,6 +145,9 @@ KNOWN = (
           "norm of an empty array is identically 0 (the identity check meets it through the JVP)"),
     Known("norm__zero_size_jvp_nan", ("mx.linalg.norm", "mx.matrix_norm", "nn.losses.cosine_similarity_loss"),
           "jvp", "non-finite", "the same NaN JVP of an empty array's norm"),
+    Known("cosine_similarity__zero_vectors_nan_gradient", ("nn.losses.cosine_similarity_loss",), "*", "non-finite",
+          "at x1 = x2 = 0 the loss is x1.x2 / eps (gradient 0), but the norms' VJP at 0 is 0 / 0 and the "
+          "maximum's unselected branch multiplies it by 0: NaN"),
 )
 
 
