@@ -167,6 +167,22 @@ def _view_shape(shape: tuple, view: str) -> tuple:
     return shape
 
 
+def _embed(v: np.ndarray, view: str) -> np.ndarray:
+    """A base array whose view (_take_view) is v; the elements the view skips are 0.5."""
+    if v.ndim == 0 or not view:
+        return v
+    if view == "transposed":
+        return np.ascontiguousarray(v.T)
+    if view == "reversed":
+        return np.ascontiguousarray(v[..., ::-1])
+    base = np.full(_view_shape(v.shape, view), 0.5)
+    if view == "strided":
+        base[..., ::2] = v
+    else:
+        base[..., 1:] = v   # offset
+    return base
+
+
 def _take_view(x, view: str):
     mx = api._mx()
     if x.ndim == 0 or not view:
@@ -209,9 +225,14 @@ def case(entry: api.Entry, corner: Corner, rng) -> Case:
             new = shrunk[arg.bound]
             arg = api.Arg(arg.shape, arg.domain, arg.dtype, max(new, 1), arg.free)
             shape = shape[:-1] + (0,) if new == 0 and shape else shape
-        if corner.view and arg.differentiable:
-            shape = _view_shape(shape, corner.view)
-        base = values.draw(arg, rng, shape)
+        if corner.view and arg.differentiable and arg.domain == api.SIMPLEX:
+            # a distribution along the last axis of what the function sees, not of the base
+            # (MLX's cross_entropy relies on rows summing to 1): drawn at the viewed shape
+            base = _embed(values.draw(arg, rng, shape), corner.view)
+        elif corner.view and arg.differentiable:
+            base = values.draw(arg, rng, _view_shape(shape, corner.view))
+        else:
+            base = values.draw(arg, rng, shape)
         base = _fill(arg, base, corner.fill, corner.dtype, rng)
         if corner.dtype == "complex64" and arg.differentiable:
             base = _complex(rng, base)

@@ -66,3 +66,14 @@ def test_indices_into_a_dimension_a_corner_shrinks_stay_inside_it():
     assert corners.case(e, zero, rng).inputs[1].shape == (3, 0)
     generic = corners.case(e, corners.corners(e)[0], rng)
     assert generic.inputs[1].max() > 0
+
+
+def test_a_distribution_stays_one_along_the_axis_the_function_sees_under_every_view():
+    """cross_entropy's probability targets sum to 1 per row of what the loss is given (its
+    max shift cancels only then), whatever view the corner takes of the base."""
+    mx = pytest.importorskip("mlx.core")
+    e = _entry("nn.losses.cross_entropy", "probabilities")
+    for v in corners.VIEWS:
+        c = next(c for c in corners.corners(e) if c.name == f"view-{v}")
+        seen = np.array(corners._take_view(mx.array(corners.case(e, c, np.random.default_rng(0)).inputs[1]), v))
+        assert seen.shape == (3, 4) and np.allclose(seen.sum(-1), 1)
