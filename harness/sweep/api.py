@@ -53,6 +53,10 @@ class Entry:
     kinks: bool = False
     # Real-valued only (no complex64 corner): MLX refuses complex input here or it has no meaning.
     real_only: bool = True
+    # The function weighs its inputs by exp(x_j - y) against a running log-sum y kept in the
+    # dtype (logcumsumexp's scan): at large |x| each step rounds y by u (|x| + log n), a
+    # relative error of every weight (sweep/measure.py's conditioning bound).
+    log_sum_scan: bool = False
     note: str = ""
     tags: tuple = field(default_factory=tuple)
 
@@ -107,10 +111,10 @@ def _binary(name, da=REAL, db=REAL, kinks=False, complex_ok=False):
                  kinks=kinks, real_only=not complex_ok)
 
 
-def _call(name, call, *args, variant="", kinks=False, complex_ok=False, note=""):
+def _call(name, call, *args, variant="", kinks=False, complex_ok=False, note="", log_sum_scan=False):
     f = _fn(name)
     return Entry(name, lambda *a: call(f(), *a), tuple(args), variant, kinks=kinks,
-                 real_only=not complex_ok, note=note)
+                 real_only=not complex_ok, note=note, log_sum_scan=log_sum_scan)
 
 
 def _layer(name, build, *args, variant="", kinks=False, note=""):
@@ -166,7 +170,7 @@ REDUCTIONS = [
     _call("mx.cumulative_prod", lambda f, x: f(x, axis=0), X),
     _call("mx.cummax", lambda f, x: f(x, axis=1), X, kinks=True),
     _call("mx.cummin", lambda f, x: f(x, axis=1, reverse=True), X, kinks=True),
-    _call("mx.logcumsumexp", lambda f, x: f(x, axis=1), X),
+    _call("mx.logcumsumexp", lambda f, x: f(x, axis=1), X, log_sum_scan=True),
     _call("mx.softmax", lambda f, x: f(x, axis=0, precise=True), X, variant="precise-axis0"),
     _call("mx.sort", lambda f, x: f(x, axis=1), X, kinks=True),
     _call("mx.partition", lambda f, x: f(x, 2, axis=1), X, kinks=True),
@@ -221,6 +225,9 @@ SHAPES = [
     _call("mx.as_strided", lambda f, x: f(x, (3, 3), (1, 1)), _a(5)),
     _call("mx.meshgrid", lambda f, a, b: f(a, b), _a(3), _a(2)),
     _call("mx.astype", lambda f, x: f(x, _mx().float32), X),
+    # casts to integer and bool types and back: piecewise constant, derivative 0 between steps
+    *[_call("mx.astype", lambda f, x, t=t: f(f(x, getattr(_mx(), t)), _mx().float32), X, variant=f"via-{t}",
+            kinks=True) for t in ("int32", "uint8", "int8", "bool_")],
     _call("mx.where", lambda f, c, a, b: f(c, a, b), Arg((3, 4), BOOL, "bool"), X, X),
     _call("mx.clip", lambda f, x: f(x, -0.5, 0.5), X, kinks=True),
     _call("mx.clip", lambda f, x, lo, hi: f(x, lo, hi), X, _a(3, 1), _a(1, 4), variant="array-bounds", kinks=True),

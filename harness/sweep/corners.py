@@ -1,7 +1,11 @@
 """Systematic corners, derived from an API entry's arguments alone (no entry lists its
 own): sizes 0 and 1 in every dimension, rank 0, broadcasting, views (transposed,
 strided, reversed, offset), every dtype the entry may take, and special values (zeros,
-ties, large magnitudes, the domain's edges, duplicate indices).
+ties, large magnitudes, the domain's edges, duplicate indices). Operands that are not
+differentiated are given in every integer and bool dtype MLX may take for them (index
+operands in every integer type their bound fits, a condition as int32, uint8 or float32),
+and a free float operand of a function of several is given as int32, uint8 or bool too
+(MLX casts it from that type: the gradient of the others is still checked).
 
 A corner is data (`Corner`); `case(entry, corner, rng)` turns it into what gradcheck
 takes: a function of the differentiated arguments and the inputs. A corner that
@@ -29,6 +33,8 @@ class Corner:
     shapes: tuple = ()
     fill: str = "generic"
     view: str = ""
+    # Per argument: the dtype it is given in (an integer or bool type), or None to keep it.
+    casts: tuple = ()
 
 
 def _free(entry: api.Entry) -> list:
@@ -77,10 +83,52 @@ def corners(entry: api.Entry) -> list:
     if not entry.layer:
         out += _shape_corners(entry)
         out += [Corner(f"view-{v}", view=v) for v in VIEWS]
+    out += _operand_corners(entry)
     out += [Corner(f"fill-{f}", fill=f) for f in FILLS[1:]
             if f != "duplicates" or any(a is not None and a.domain == api.INDEX and a.dtype == "int32"
                                         for a in entry.args)]
     return out
+
+
+# Integer types an index operand may come in, with the largest index each holds.
+INDEX_DTYPES = {"uint8": 255, "int8": 127, "int16": 2**15 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1,
+                "int64": 2**63 - 1, "uint64": 2**64 - 1}
+CONDITION_DTYPES = ("int32", "uint8", "float32")
+OPERAND_DTYPES = ("int32", "uint8", "bool")   # a float operand given as an integer or bool
+
+
+def _operand_corners(entry: api.Entry) -> list:
+    """Each non-differentiated operand in every other dtype MLX may take for it, and each
+    free float operand of a function of several given as an integer or bool."""
+    out, floats = [], _float_args(entry)
+
+    def one(i, t):
+        casts = tuple(t if j == i else None for j in range(len(entry.args)))
+        return Corner(f"operand-{t}-arg{i}", casts=casts)
+    for i, a in enumerate(entry.args):
+        if a is None:
+            continue
+        if a.domain == api.INDEX and a.dtype == "int32":
+            out += [one(i, t) for t, top in INDEX_DTYPES.items() if a.bound - 1 <= top]
+        elif a.dtype == "bool":
+            out += [one(i, t) for t in CONDITION_DTYPES]
+        elif a.differentiable and a.free and len(floats) >= 2:
+            out += [one(i, t) for t in OPERAND_DTYPES]
+    return out
+
+
+def _cast(arg: api.Arg, base: np.ndarray, dtype: str) -> np.ndarray:
+    """An operand's values in an integer or bool dtype: indices and conditions as they are;
+    a float operand rounded to small integers inside its domain (>= 1 where it must be
+    positive), or its sign as a bool."""
+    if not arg.differentiable:
+        return base.astype(dtype)
+    if dtype == "bool":
+        return base > 0
+    ints = np.rint(3 * base)
+    if arg.domain in (api.POSITIVE, api.ABOVE_ONE, api.NONZERO) or dtype.startswith("uint"):
+        ints = np.maximum(np.abs(ints), 2 if arg.domain == api.ABOVE_ONE else 1)
+    return ints.astype(dtype)
 
 
 # --- values ------------------------------------------------------------------------------
@@ -119,6 +167,22 @@ def _view_shape(shape: tuple, view: str) -> tuple:
     return shape
 
 
+def _embed(v: np.ndarray, view: str) -> np.ndarray:
+    """A base array whose view (_take_view) is v; the elements the view skips are 0.5."""
+    if v.ndim == 0 or not view:
+        return v
+    if view == "transposed":
+        return np.ascontiguousarray(v.T)
+    if view == "reversed":
+        return np.ascontiguousarray(v[..., ::-1])
+    base = np.full(_view_shape(v.shape, view), 0.5)
+    if view == "strided":
+        base[..., ::2] = v
+    else:
+        base[..., 1:] = v   # offset
+    return base
+
+
 def _take_view(x, view: str):
     mx = api._mx()
     if x.ndim == 0 or not view:
@@ -146,20 +210,43 @@ class Case:
 
 def case(entry: api.Entry, corner: Corner, rng) -> Case:
     shapes = corner.shapes or (None,) * len(entry.args)
+    casts = corner.casts or (None,) * len(entry.args)
+    shrunk = _shrunk(entry, shapes)
     inputs = []
-    for arg, shape in zip(entry.args, shapes):
+    for arg, shape, cast in zip(entry.args, shapes, casts):
         if arg is None:
             inputs.append(None)
             continue
         shape = arg.shape if shape is None else shape
-        if corner.view and arg.differentiable:
-            shape = _view_shape(shape, corner.view)
-        base = values.draw(arg, rng, shape)
+        if arg.domain == api.INDEX and arg.dtype == "int32" and arg.bound in shrunk:
+            # the indices point into a dimension the corner made smaller: they stay inside it
+            # (an index past the end is not a gradient question: MLX does not check bounds);
+            # into an empty dimension there are none
+            new = shrunk[arg.bound]
+            arg = api.Arg(arg.shape, arg.domain, arg.dtype, max(new, 1), arg.free)
+            shape = shape[:-1] + (0,) if new == 0 and shape else shape
+        if corner.view and arg.differentiable and arg.domain == api.SIMPLEX:
+            # a distribution along the last axis of what the function sees, not of the base
+            # (MLX's cross_entropy relies on rows summing to 1): drawn at the viewed shape
+            base = _embed(values.draw(arg, rng, shape), corner.view)
+        elif corner.view and arg.differentiable:
+            base = values.draw(arg, rng, _view_shape(shape, corner.view))
+        else:
+            base = values.draw(arg, rng, shape)
         base = _fill(arg, base, corner.fill, corner.dtype, rng)
         if corner.dtype == "complex64" and arg.differentiable:
             base = _complex(rng, base)
-        inputs.append(base)
+        inputs.append(_cast(arg, base, cast) if cast else base)
     return Case(entry, corner, _function(entry, corner), inputs)
+
+
+def _shrunk(entry: api.Entry, shapes: tuple) -> dict:
+    """{old size: new size} of the differentiated arguments' dimensions a corner made smaller."""
+    out = {}
+    for arg, shape in zip(entry.args, shapes):
+        if arg is not None and arg.differentiable and shape is not None and len(shape) == len(arg.shape):
+            out.update({a: b for a, b in zip(arg.shape, shape) if b < a})
+    return out
 
 
 def _function(entry: api.Entry, corner: Corner):

@@ -41,7 +41,7 @@ def _matches(entry, select: str) -> bool:
 
 def corner_class(name: str) -> str:
     head = name.split("-")
-    return "-".join(head[:2]) if head[0] in ("dtype", "fill", "view") else head[0]
+    return "-".join(head[:2]) if head[0] in ("dtype", "fill", "view", "operand") else head[0]
 
 
 def symptom(check: dict) -> str:

@@ -102,6 +102,61 @@ KNOWN = (
           "its __call__ reshapes with the traced batch size",
           limitation="a function whose Python code reads shapes cannot be compiled shapeless "
                      "(MLX's documentation of mx.compile, 'shapeless')"),
+    Known("sign__shapeless_grad_shape", ("mx.sign", "nn.softshrink", "nn.Softshrink"), "any", CRASH,
+          "the same traced-shape zeros: traced at a smaller shape and called at a larger one (of a view, "
+          "x[..., 1:]), the slice's VJP writes the larger gradient into them: heap corruption, SIGABRT"),
+    Known("astype__integer_cast_passes_gradient", ("mx.astype",), "*", "wrong value",
+          "AsType::vjp/jvp pass the cotangent (tangent) through a cast to an integer or bool type, where "
+          "the cast is piecewise constant: its derivative is 0 between the steps"),
+    Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.std", "mx.var"), SHAPELESS, "wrong shape",
+          "the same max(0, 1) = 1: var's x - mean(x, keepdims=True) over a zero-size axis, fused under "
+          "shapeless compile, has a size-1 axis where eager has 0, and the gradient comes back (2, 1) for x (2, 0)"),
+    Known("logcumsumexp__shapeless_zero_broadcast_shape", ("mx.std", "mx.var"), "any", "signal SIGSEGV",
+          "the same max(0, 1) = 1: var's forward under shapeless compile at x (2, 0) writes a (2, 1) fused "
+          "result into a 0-element buffer (SIGSEGV every time; eager and fixed-shape compile are right)"),
+    Known("topk__shapeless_traced_kth", ("mx.topk",), SHAPELESS, "wrong value",
+          "under shapeless compile topk's VJP, traced at one size of its axis and called at another, puts the "
+          "cotangent on the wrong elements (kth and the slice start n - k come from the traced n) once any topk "
+          "has run eagerly in the process; its forward refuses shapeless compile"),
+    Known("expand_dims__vmap_multi_axis", ("mx.expand_dims",), "vmap(vmap(*", "wrong shape",
+          "the same comparison, met by the inner vmap of a nested one (its batch on the last axis): "
+          "vmap(vmap(f, in_axes=2)) of expand_dims(x, (0, 2)) gives (2, 1, 1, 3, 4, 2) for (2, 2, 1, 3, 1, 4)"),
+    Known("elu__large_input_nan_gradient", ("nn.elu", "nn.selu", "nn.ELU", "nn.SELU"), "*", "non-finite",
+          "nn.elu is mx.where(x > 0, x, alpha * (exp(x) - 1)): at large positive x the branch not taken "
+          "overflows (exp(x) = inf) and where's VJP gives it 0 * inf = NaN, where the derivative is 1"),
+    Known("add__vmap_repeated_output_axis", ("mx.add",), "vmap(vmap(*", "wrong shape",
+          "the same misplaced batch axis of a repeated output, met by the inner vmap of a nested one (its "
+          "batch on the last axis)"),
+    Known("take__vmap_vjp_scatter_updates_axis", ("mx.take",), "vmap(vmap(vjp*", "wrong value",
+          "the same misplaced updates axis, met by the inner vmap of a nested one (its batch on the last axis)"),
+    Known("slice_update__vmap_unbatched_update", ("mx.slice_update",), "vmap(*", "wrong value",
+          "under vmap an unbatched update is written into example 0 only: the forward with the update shared "
+          "by the batch (in_axes None; verified by hand: examples 1.. keep their old values) and the VJP's "
+          "zeros_like update, nested too", catalog=True),
+    Known("lu__zero_size_sigfpe", ("mx.linalg.lu", "mx.linalg.lu_factor"), "any", "signal SIGFPE",
+          "the CPU LU factorization of a matrix with a zero-size dimension divides by zero (SIGFPE) in the forward"),
+    Known("conv__zero_out_channels_sgemm_exit", ("mx.conv1d", "mx.conv2d", "mx.conv3d", "mx.conv_general",
+                                                 "mx.conv_transpose1d", "mx.conv_transpose2d",
+                                                 "mx.conv_transpose3d"), "any", "exit 0",
+          "a convolution with zero output channels calls SGEMM with a leading dimension of 0; the BLAS rejects "
+          "it and ends the process with status 0 (in the forward)"),
+    Known("take_along_axis__vmap_vjp_zero_size_batch", ("mx.take_along_axis", "nn.losses.nll_loss"), "*vmap(*",
+          "wrong shape", "vmap of take_along_axis' VJP (a scatter-add into zeros) over arrays with a zero-size axis "
+          "returns a batch of 1, not the mapped batch"),
+    Known("split__vmap_empty_parts_axis", ("mx.split",), "vmap(*", "wrong shape",
+          "vmap of split with the batch on a non-leading axis, the split axis of size 0, leaves the batch axis "
+          "where the input had it on every part but the first"),
+    Known("std__single_element_nan_gradient", ("mx.std",), "*", "non-finite",
+          "std over an axis of size 1 is identically 0, but its VJP and JVP divide by it: 0 / 0 = NaN"),
+    Known("norm__zero_size_jvp_nan", ("mx.linalg.norm", "mx.matrix_norm", "nn.losses.cosine_similarity_loss"),
+          "identity*", "non-finite",
+          "the JVP of the norm of an array with no elements divides <x, u> = 0 by the norm 0: NaN, where the "
+          "norm of an empty array is identically 0 (the identity check meets it through the JVP)"),
+    Known("norm__zero_size_jvp_nan", ("mx.linalg.norm", "mx.matrix_norm", "nn.losses.cosine_similarity_loss"),
+          "jvp", "non-finite", "the same NaN JVP of an empty array's norm"),
+    Known("cosine_similarity__zero_vectors_nan_gradient", ("nn.losses.cosine_similarity_loss",), "*", "non-finite",
+          "at x1 = x2 = 0 the loss is x1.x2 / eps (gradient 0), but the norms' VJP at 0 is 0 / 0 and the "
+          "maximum's unselected branch multiplies it by 0: NaN"),
 )
 
 
