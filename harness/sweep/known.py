@@ -157,6 +157,11 @@ KNOWN = (
     Known("cosine_similarity__zero_vectors_nan_gradient", ("nn.losses.cosine_similarity_loss",), "*", "non-finite",
           "at x1 = x2 = 0 the loss is x1.x2 / eps (gradient 0), but the norms' VJP at 0 is 0 / 0 and the "
           "maximum's unselected branch multiplies it by 0: NaN"),
+    Known("irfft__jvp_odd_n_shape", ("mx.fft.irfft", "mx.fft.irfft2", "mx.fft.irfftn"), "identity*", "wrong shape",
+          "the same short tangent, met by the identity check through mx.jvp"),
+    Known("linalg_solve__vjp_a_raises", ("mx.linalg.solve",), "*vjp*", "raised",
+          "solve factors a with LU and gathers with the pivots; its VJP for a differentiates that gather "
+          "with respect to the pivot indices (LUF has no VJP either) and raises where the forward works"),
 )
 
 
