@@ -158,6 +158,9 @@ def corpus_entry(f: Finding, klass: str, entry: register.Defect | None) -> dict:
     """The corpus entry; in scope of the patch series exactly when the register entry of its
     class says "fixed" (tests/cases/test_regressions.py holds the corpus to that)."""
     env = f.environment()
+    if env["mlx"] is None:   # the entry must say which MLX failed it (tests/cases/test_regressions.py)
+        raise UsageError(f"{f.path}: no environment.json of its fuzz run beside it (../environment.json): "
+                         "the MLX version that failed it is unknown; register it from its fuzz output folder")
     found = {"seeds": [env["seed"]], "size": f.obj.get("size")} if env["seed"] is not None \
         else {"fuzz_finding": f.path.name, "size": f.obj.get("size")}
     out = {

@@ -119,6 +119,11 @@ VJP_RAISES = "dilated_input_vjp_raises"  # input_dilation > 1, stride > 1 and pa
 # AsStrided has no vmap rule, so the mapped VJP raises while the mapped forward works
 # (tagged by rule, `on_patches_path`, wherever w is differentiated on that path).
 VMAP_AS_STRIDED = "vmap_as_strided"
+# Found by the fuzzer (w differentiated alone, groups 3): Convolution::vmap with only w batched
+# flattens the batch into w's output channels batch-major, so a grouped convolution's groups
+# each take channels of several batch elements; the forward mapped over w alone and the
+# mapped weight VJP (the cotangent batched) are wrong.
+VMAP_GROUPED = "vmap_grouped_weights"
 # dilated_input_dx_shape met by the VJP of a VJP (the dx of a strided call is a convolution
 # with input dilation): only the second-order oracle shows it, hence a class of its own.
 DX_SHAPE_SECOND = "dilated_input_dx_shape_second_order"
@@ -164,6 +169,9 @@ def _one_d() -> list:
         conv("1d/kernel_wider_than_input", (1, 2, 1), (2, 4, 1), 354, pad_lo=2, pad_hi=2),
         conv("1d/wrt_x", x, w, 357, wrt=("x",), stride=2, pad_lo=0, pad_hi=1),
         conv("1d/wrt_w", x, w, 360, wrt=("w",), kernel_dilation=2, groups=1, flip=True),
+        conv("1d/wrt_w_groups2", (2, 7, 4), (4, 3, 2), 363, wrt=("w",), groups=2,
+             desc="w alone differentiated, grouped: vmap maps w (and the cotangent) but not x"),
+        conv("1d/wrt_w_depthwise", (2, 6, 3), (3, 2, 1), 366, wrt=("w",), groups=3),
     ]
 
 
@@ -212,6 +220,12 @@ def scenarios() -> list:
     return [tag_by_rules(s, DEFECTS) for s in _one_d() + _two_d() + _defects()]
 
 
+def grouped_weights_alone(s: Scenario) -> bool:
+    """VMAP_GROUPED's rule: a grouped convolution whose w is differentiated without x (the
+    vmap oracle then maps w and the cotangent, not x)."""
+    return int(s.params.get("groups", 1)) > 1 and "w" in s.wrt and "x" not in s.wrt
+
+
 def on_patches_path(s: Scenario) -> bool:
     """VMAP_AS_STRIDED's rule: w differentiated on the patches path (no dilation, flip or groups)."""
     geo = geometry(s.params, len(s.operands["x"].shape) - 2)
@@ -226,6 +240,7 @@ DEFECTS = (
     KnownDefect(DW_SHAPE),
     KnownDefect(VMAP_AS_STRIDED, revealed_by="vmap", rule=on_patches_path),
     KnownDefect(DX_SHAPE_SECOND, revealed_by="second_order"),
+    KnownDefect(VMAP_GROUPED, revealed_by="vmap", rule=lambda s: grouped_weights_alone(s)),
 )
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""linalg_solve / vjp_a_raises: the gradient of mx.linalg.solve(a, b) with respect to a raises where the forward works: solve factors a with LU and gathers with the pivots, and its VJP differentiates through that gather with respect to the pivot indices (LUF has no VJP rule either), so a user gets "[gather_axis] Cannot calculate VJP with respect to indices"
+"""linalg_solve / vjp_a_raises: the gradient of mx.linalg.solve(a, b) with respect to a raises where the forward works: solve factors a with LU and gathers with the pivots, and its VJP differentiates through that gather with respect to the pivot indices (LUF has no VJP rule either), so a user gets '[gather_axis] Cannot calculate VJP with respect to indices'
 Minimal input: a = [[3, 1], [1, 2]], b = [9, 8], x = solve(a, b) = [2, 3]; the rule: d<g, x>/da = -(a^-T g) x^T. MLX 0.32.4.
 Exit 0: defect absent, 1: present, 125: cannot test (no mlx, no GPU); for `git bisect run`."""
 import sys
