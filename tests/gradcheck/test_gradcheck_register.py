@@ -46,7 +46,7 @@ def _not_equal():
 
 
 OVERRIDES = {"not_equal__not_equal_vmap_out_axes": _not_equal}
-REGISTER = register.load()
+REGISTER = [d for d in register.load() if d.kind != "sweep"]   # the catalog's classes (the sweep's have no scenario)
 CHECKED = [d for d in REGISTER if d.transform in register_plain.ASK and d.id not in FORWARD_VALUE]
 
 
