@@ -72,15 +72,21 @@ def inferred_claims(ops, comps, partly: dict | None, tags: dict | None) -> list:
                    for t in tags.get(r["scenario"], ())})
 
 
+def _failing_on_both(records: dict):
+    """(scenario, pristine record, patched record) for each scenario neither build passes
+    (records {variant: [records]})."""
+    by = {v: {r["scenario"]: r for r in recs} for v, recs in records.items()}
+    for name, p in (by.get("pristine") or {}).items():
+        q = (by.get("patched") or {}).get(name)
+        if q is not None and "pass" not in (p.get("status"), q.get("status")):
+            yield name, p, q
+
+
 def partly_fixed(records: dict) -> dict:
     """{scenario: [checks]} for each scenario failing on both builds (records {variant:
     [records]}) with checks, run on both, that fail pristine and pass patched."""
-    by = {v: {r["scenario"]: r for r in recs} for v, recs in records.items()}
     out = {}
-    for name, p in (by.get("pristine") or {}).items():
-        q = (by.get("patched") or {}).get(name)
-        if q is None or "pass" in (p.get("status"), q.get("status")):
-            continue
+    for name, p, q in _failing_on_both(records):
         cq = {c.get("name"): c for c in q.get("checks") or ()}
         mended = [c.get("name") for c in p.get("checks") or ()
                   if c.get("passed") is False and (cq.get(c.get("name")) or {}).get("passed") is True]
@@ -112,12 +118,8 @@ def value_changes(records: dict) -> dict:
     """{scenario: [what differs]} for each scenario that fails on both builds (records
     {variant: [records]}) with a different outcome ("status"), a check one build ran and
     the other did not, or a check whose observed values differ (its name)."""
-    by = {v: {r["scenario"]: r for r in recs} for v, recs in records.items()}
     out = {}
-    for name, p in (by.get("pristine") or {}).items():
-        q = (by.get("patched") or {}).get(name)
-        if q is None or "pass" in (p.get("status"), q.get("status")):
-            continue
+    for name, p, q in _failing_on_both(records):
         diff = ["status"] if p.get("status") != q.get("status") else []
         cp = {c.get("name"): c for c in p.get("checks") or ()}
         cq = {c.get("name"): c for c in q.get("checks") or ()}
