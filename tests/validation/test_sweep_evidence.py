@@ -17,7 +17,10 @@ from mlx_vjpcheck.evidence.load import load
 from mlx_vjpcheck.sweep import derive
 from mlx_vjpcheck.validation import evidence, sweep as sweep_checks
 
-FUNCTIONS = "mx.sign,mx.expand_dims,mx.sin"
+# Registered classes that fail the same way every run (wrong shapes under vmap); not mx.sign,
+# whose shapeless class corrupts the heap of the worker, so a later case of the same worker
+# can die (seen: expand_dims at float16, SIGABRT, after sign in one worker)
+FUNCTIONS = "mx.add,mx.expand_dims,mx.sin"
 
 
 @pytest.fixture(scope="module")
